@@ -1,0 +1,3 @@
+from vault_tool.cli.main import main
+
+main()

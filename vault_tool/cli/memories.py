@@ -1,0 +1,180 @@
+"""Reading, writing and reviewing memories: show, history, restore, log, remember."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from vault_tool.cli.main import emit, open_vault, vault_options
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--version", "version", metavar="SHA", help="Show the memory as of this version.")
+@vault_options
+def show(memory_id: str, version: str | None, vault_path: str | None, as_json: bool) -> None:
+    """Show one memory: its file as written, with id, version and path."""
+    with open_vault(vault_path) as vault:
+        result = vault.read(memory_id)
+        text = vault.store.read_bytes(result["path"])
+        if version:
+            shown = [c for c in vault.store.history(result["path"]) if c.sha.startswith(version)]
+            if not shown:
+                from vault_tool.errors import NotFound
+
+                raise NotFound(
+                    f"version: {version!r} is not a version of {memory_id}",
+                    hint=f"pick one from `vault-tool history {memory_id}`",
+                )
+            text = vault.store.show_file(shown[0].sha, shown[0].path)
+            result = {**result, "version_id": shown[0].sha, "path": shown[0].path}
+    file_text = (text or b"").decode("utf-8", "replace")
+
+    def render(out: Any) -> None:
+        where = f"{result['memory_id']}  version {result['version_id'][:10]}  {result['path']}"
+        out.print(f"[dim]{where}[/dim]")
+        out.print(file_text, markup=False, end="")
+
+    emit({**result, "file": file_text}, as_json, render)
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--patch", "-p", is_flag=True, help="Show what each version changed.")
+@vault_options
+def history(memory_id: str, patch: bool, vault_path: str | None, as_json: bool) -> None:
+    """Every version of a memory, newest first: commit, date, author, client, message."""
+    with open_vault(vault_path) as vault:
+        versions = vault.history(memory_id)
+        if patch:
+            for entry in versions:
+                entry["patch"] = vault.store.diff(entry["sha"], entry["path"])
+
+    def render(out: Any) -> None:
+        if not patch:
+            out.print(_commit_table(versions))
+            return
+        for entry in versions:
+            out.print(_commit_line(entry))
+            out.print(entry["patch"], markup=False)
+
+    emit(versions, as_json, render)
+
+
+@click.command()
+@click.argument("memory_id")
+@click.argument("version")
+@vault_options
+def restore(memory_id: str, version: str, vault_path: str | None, as_json: bool) -> None:
+    """Bring a memory back to an earlier VERSION (a sha from `history`), as one new commit."""
+    with open_vault(vault_path) as vault:
+        result = vault.restore(memory_id, version)
+
+    def render(out: Any) -> None:
+        if result["status"] == "unchanged":
+            out.print("Already at that version; nothing to commit.")
+        else:
+            out.print(f"Restored {result['path']} in {result['version_id'][:10]}")
+
+    emit(result, as_json, render)
+
+
+@click.command()
+@click.option("--limit", "-n", default=30, show_default=True, help="How many commits to show.")
+@click.option("--client", metavar="NAME", help="Only commits made by this client (agent or tool).")
+@click.option(
+    "--since", metavar="DATE", help="Only commits since this date (anything git accepts)."
+)
+@vault_options
+def log(
+    limit: int, client: str | None, since: str | None, vault_path: str | None, as_json: bool
+) -> None:
+    """The vault's changelog: every write, hand edit and repair, newest first."""
+    with open_vault(vault_path, catch_up=False) as vault:
+        commits = [c.__dict__ for c in vault.store.log(limit=limit, client=client, since=since)]
+    emit(commits, as_json, lambda out: out.print(_commit_table(commits)))
+
+
+@click.command("remember")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option(
+    "--id", "memory_id", metavar="ID", help="Update this memory (default: the file's id, if any)."
+)
+@click.option(
+    "--expected-version",
+    metavar="SHA",
+    help="Refuse the update unless the memory is still at this version "
+    "[default: its current version].",
+)
+@click.option(
+    "--client",
+    default="cli",
+    show_default=True,
+    help="Name recorded in the commit's Client trailer.",
+)
+@vault_options
+def remember_file(
+    file: Any,
+    memory_id: str | None,
+    expected_version: str | None,
+    client: str,
+    vault_path: str | None,
+    as_json: bool,
+) -> None:
+    """Create or update a memory from a Markdown FILE (or - for stdin).
+
+    The front matter holds the semantic delta (memory_type, title, entities, facts, tags,
+    ...) and the body starts with an H1. A file whose front matter has an id that is in
+    the vault updates that memory; otherwise a new memory is created.
+    """
+    from vault_tool.memory import parse
+
+    name = getattr(file, "name", "-")
+    draft = parse(file.read(), name if name != "<stdin>" else "-")
+    delta = draft.semantic_delta()
+    with open_vault(vault_path) as vault:
+        target = memory_id or (draft.id if draft.id and vault.index.by_id(draft.id) else None)
+        if target:
+            version = expected_version or vault.read(target)["version_id"]
+            args = {"mode": "update", "memory_id": target, "expected_version_id": version}
+        else:
+            args = {"mode": "create"}
+        result = vault.remember(
+            {**args, "content_md": draft.body, "semantic_delta": delta}, client=client
+        )
+
+    def render(out: Any) -> None:
+        out.print(f"{result['status'].capitalize()} {result['memory_id']} ({result['path']})")
+        out.print(f"[dim]version {result['version_id']}[/dim]")
+        for item in result["redactions"]:
+            out.print(
+                f"[yellow]Redacted {item['count']} {item['kind']} in {item['field']}[/yellow]"
+            )
+
+    emit(result, as_json, render)
+
+
+def _commit_table(commits: list[dict[str, Any]]) -> Any:
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("version", "date", "author", "client", "message"):
+        table.add_column(column, no_wrap=column != "message")
+    for c in commits:
+        table.add_row(
+            c["sha"][:10],
+            c["date"][:19].replace("T", " "),
+            c["author"],
+            c["client"] or "",
+            c["subject"],
+        )
+    return table
+
+
+def _commit_line(c: dict[str, Any]) -> str:
+    who = f"{c['author']} ({c['client'] or '-'})"
+    return f"[bold]{c['sha'][:10]}[/bold] {c['date'][:19]} {who} {c['subject']}"
+
+
+COMMANDS = [show, history, restore, log, remember_file]

@@ -1,0 +1,79 @@
+"""Finding the vault (--vault, $VAULT_TOOL_VAULT, the current folder) and reading its settings."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from vault_tool.errors import VaultUnavailable
+
+ENV_VAR = "VAULT_TOOL_VAULT"
+CONFIG_PATH = ".vault/config.toml"
+SCHEMA_VERSION = 1
+
+DEFAULT_CONFIG = f"""\
+# Settings of this vault, read by vault-tool. Committed, so they travel with the vault.
+
+[vault]
+# Format version of the files in this vault.
+schema_version = {SCHEMA_VERSION}
+
+[watch]
+# Commit hand edits automatically ("Hand edit: <title>"). When false, hand edits are
+# indexed but left for you to commit with `vault-tool commit` or plain git.
+auto_commit = true
+# Quiet time after the last change to a file before it is read, in milliseconds.
+debounce_ms = 300
+
+[write]
+# How long a writer waits for another writer (or your own git command) before giving up.
+lock_timeout_seconds = 30
+"""
+
+
+@dataclass(frozen=True)
+class Config:
+    """The settings of one vault, with defaults for anything the file leaves out."""
+
+    auto_commit: bool = True
+    debounce_ms: int = 300
+    lock_timeout_seconds: float = 30.0
+
+
+def resolve_vault_path(explicit: str | os.PathLike[str] | None) -> Path:
+    """The vault folder: --vault if given, else $VAULT_TOOL_VAULT, else the current folder."""
+    chosen = explicit or os.environ.get(ENV_VAR) or os.getcwd()
+    return Path(chosen).expanduser().absolute()
+
+
+def read_config(root: Path) -> Config:
+    """Read .vault/config.toml; a missing file means defaults, a broken one is an error."""
+    path = root / CONFIG_PATH
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Config()
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as problem:
+        raise VaultUnavailable(
+            f"{CONFIG_PATH} is not valid TOML: {problem}",
+            hint=f"fix the file, or delete it to use the defaults (see `git log -- {CONFIG_PATH}`)",
+        ) from None
+    watch = data.get("watch", {})
+    write = data.get("write", {})
+    try:
+        return Config(
+            auto_commit=_typed(watch, "auto_commit", bool, True),
+            debounce_ms=_typed(watch, "debounce_ms", int, 300),
+            lock_timeout_seconds=float(_typed(write, "lock_timeout_seconds", (int, float), 30)),
+        )
+    except TypeError as problem:
+        raise VaultUnavailable(f"{CONFIG_PATH}: {problem}", hint="fix the value's type") from None
+
+
+def _typed(table: dict, name: str, kind: type | tuple[type, ...], default: object) -> object:
+    value = table.get(name, default)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"{name} has the wrong type ({type(value).__name__})")
+    return value

@@ -1,0 +1,454 @@
+"""The one place that composes store, index and ledger: remember, read, catch up, history.
+
+Surfaces (the MCP server, the CLI) call a Vault; the watcher feeds it changed paths.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vault_tool import ids, remember
+from vault_tool import index as index_module
+from vault_tool.errors import InvalidInput, NotFound, UnparseableFile, VersionConflict
+from vault_tool.index import Index, Indexed
+from vault_tool.memory import Memory, memory_from_delta, parse, render, utc_now
+from vault_tool.store import Change, Store, blob_sha, commit_message
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+# Folders hold a month of one type; past this many files a day level is added, because
+# every commit rewrites the tree objects of the folders on its path.
+FOLDER_FILE_LIMIT = 400
+HAND_EDIT_CLIENT = "hand-edit"
+
+
+@dataclass
+class SyncReport:
+    """What a catch-up with the folder found and did."""
+
+    indexed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    problems: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unchanged: int = 0
+
+
+class Vault:
+    """A vault opened by one process: its store, its index, and the operations on them."""
+
+    def __init__(self, store: Store, index: Index, client: str = "cli") -> None:
+        self.store = store
+        self.index = index
+        self.client = _clean_client(client)
+        self.root = store.root
+        self._problems_file = store.run_dir / "problems.json"
+
+    @classmethod
+    def open(cls, path: Path | str, *, client: str = "cli", catch_up: bool = True) -> Vault:
+        """Open a vault (repairing interrupted writes) and bring its index up to date."""
+        store = Store.open(Path(path))
+        vault = cls(store, Index(store.root).open(), client)
+        if catch_up:
+            vault.catch_up()
+        return vault
+
+    def close(self) -> None:
+        """Release the index and every git helper process."""
+        self.index.close()
+        self.store.close()
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- remember ------------------------------------------------------------------------
+
+    def remember(self, args: Any, client: str | None = None) -> dict[str, Any]:
+        """One remember call: create, update, delete, or a batch of creates."""
+        call = remember.check_call(args)
+        who = _clean_client(client or self.client)
+        if call.batch:
+            return self._create_batch(call.drafts, who)
+        if call.mode == "create":
+            return self._create_batch(call.drafts, who, single=True)
+        memory_id = ids.check_memory_id(call.memory_id)
+        expected = ids.check_version_id(call.expected_version_id)
+        with self.store.write_lock():
+            doc, data, current = self._current(memory_id, expected)
+            if call.mode == "delete":
+                return self._delete(doc, who)
+            return self._update(doc, data, call.drafts[0], who, current)
+
+    def _create_batch(
+        self, drafts: list[remember.Draft], client: str, single: bool = False
+    ) -> dict:
+        with self.store.write_lock():
+            results: list[dict[str, Any]] = []
+            new: list[tuple[Memory, str]] = []
+            seen: dict[str, dict[str, Any]] = {}
+            taken_paths: set[str] = set()
+            now = utc_now()
+            for i, draft in enumerate(drafts):
+                prefix = "" if single else f"items[{i}]."
+                delta = draft.delta
+                print_ = index_module.fingerprint(
+                    delta["memory_type"], delta["title"], draft.content_md
+                )
+                existing = seen.get(print_) or self._existing_create(print_, draft)
+                if existing:
+                    results.append(existing)
+                    continue
+                self._check_references(delta, prefix, own_id=None)
+                memory = memory_from_delta(
+                    delta,
+                    draft.content_md,
+                    id=ids.new_id(),
+                    source=client,
+                    created=now,
+                    updated=now,
+                )
+                path = self._new_path(memory, taken_paths)
+                taken_paths.add(path)
+                new.append((memory, path))
+                result = _result("create", "created", memory.id, "", path, draft.redactions)
+                results.append(result)
+                seen[print_] = {**result, "status": "unchanged", "redactions": []}
+            keys = [m.key for m, _ in new if m.key]
+            if len(keys) != len(set(keys)):
+                raise InvalidInput(
+                    "items: two items use the same key", hint="give each key to one memory"
+                )
+            sha = self._write_new(new, client) if new else self.store.head_sha()
+            for result in results:
+                if result["status"] == "created" or not result["version_id"]:
+                    result["version_id"] = sha
+        if single:
+            return results[0]
+        return {"mode": "create", "version_id": sha, "results": results}
+
+    def _existing_create(self, print_: str, draft: remember.Draft) -> dict[str, Any] | None:
+        for doc in self.index.find("fingerprint", print_):
+            if doc.status == "active":
+                return _result(
+                    "create", "unchanged", doc.memory_id, doc.version_id, doc.path, draft.redactions
+                )
+        return None
+
+    def _write_new(self, new: list[tuple[Memory, str]], client: str) -> str:
+        changes = [Change(path, render(m).encode(), m.title) for m, path in new]
+        if len(new) == 1:
+            subject = f"Create {new[0][0].memory_type}: {new[0][0].title}"
+        else:
+            subject = f"Create {len(new)} memories"
+        message = commit_message(subject, [m.id for m, _ in new], client)
+        sha = self.store.apply(changes, message)
+        self._index_written([(m, p, c.data) for (m, p), c in zip(new, changes, strict=True)], sha)
+        return sha
+
+    def _update(
+        self, doc: Indexed, data: bytes, draft: remember.Draft, client: str, current: str
+    ) -> dict:
+        try:
+            old = parse(data.decode("utf-8"), doc.path)
+        except (UnparseableFile, UnicodeDecodeError):
+            old = None  # a committed but broken file: the update replaces it; git keeps the old
+        memory_id = (old.id if old else None) or (
+            doc.memory_id if ids.is_ulid(doc.memory_id) else ids.new_id()
+        )
+        self._check_references(draft.delta, "", own_id=memory_id)
+        now = utc_now()
+        keep = {
+            "id": memory_id,
+            "source": client,
+            "created": (old.created if old else None) or now,
+            "extra": old.extra if old else {},
+        }
+        memory = memory_from_delta(
+            draft.delta, draft.content_md, updated=old.updated if old else now, **keep
+        )
+        if old and render(memory).encode() == data:
+            return _result("update", "unchanged", memory_id, current, doc.path, draft.redactions)
+        memory = memory.with_changes(updated=now)
+        text = render(memory).encode()
+        message = commit_message(
+            f"Update {memory.memory_type}: {memory.title}", [memory_id], client
+        )
+        sha = self.store.apply([Change(doc.path, text, memory.title)], message)
+        self._index_written([(memory, doc.path, text)], sha)
+        return _result("update", "updated", memory_id, sha, doc.path, draft.redactions)
+
+    def _delete(self, doc: Indexed, client: str) -> dict[str, Any]:
+        message = commit_message(f"Delete {doc.memory_type}: {doc.title}", [doc.memory_id], client)
+        sha = self.store.apply([Change(doc.path, None, doc.title)], message)
+        with self.index.writer() as writer:
+            writer.delete_by_term("path", doc.path)
+        return _result("delete", "deleted", doc.memory_id, sha, doc.path, [])
+
+    def _current(self, memory_id: str, expected: str) -> tuple[Indexed, bytes, str]:
+        """The memory's document, bytes and version; refuse if it moved on since `expected`."""
+        doc = self._require(memory_id)
+        data = self.store.read_bytes(doc.path)
+        if data is None:
+            raise NotFound(
+                f"memory_id: {memory_id} is indexed but its file {doc.path} is gone",
+                hint="it was deleted or moved by hand; search again for its current id",
+                field="memory_id",
+            )
+        current = self.store.last_commit(doc.path) or self.store.head_sha()
+        if blob_sha(data) != self.store.head_blob(doc.path):
+            raise VersionConflict(
+                f"memory_id: {memory_id} has an uncommitted hand edit in {doc.path}",
+                current_version_id=current,
+                hint="nothing was changed; read it again once the edit is committed "
+                "(search with memory_id) and retry with the new version_id",
+            )
+        if expected != current:
+            raise VersionConflict(
+                f"expected_version_id: {memory_id} changed since version {expected[:10]}; "
+                f"its current version is {current}",
+                current_version_id=current,
+                hint="nothing was changed; read the current version (search with memory_id), "
+                "merge your change into it, and retry with its version_id",
+            )
+        return doc, data, current
+
+    def _check_references(self, delta: dict[str, Any], prefix: str, own_id: str | None) -> None:
+        key = delta.get("key")
+        if key:
+            holders = [d for d in self.index.find("key", key) if d.memory_id != own_id]
+            if holders:
+                raise InvalidInput(
+                    f"{prefix}semantic_delta.key: {key!r} is already used by "
+                    f"{holders[0].memory_id}",
+                    hint="keys are unique: update that memory instead, or choose another key",
+                    field=f"{prefix}semantic_delta.key",
+                )
+        for i, target in enumerate(delta.get("supersedes", ())):
+            if target == own_id or self.index.by_id(target) is None:
+                where = f"{prefix}semantic_delta.supersedes[{i}]"
+                raise InvalidInput(
+                    f"{where}: no other memory has id {target}",
+                    hint="list ids of existing memories, as returned by search",
+                    field=where,
+                )
+
+    def _new_path(self, memory: Memory, taken: set[str]) -> str:
+        assert memory.id and memory.created
+        folder = f"{memory.memory_type}/{memory.created[:7]}"
+        full = self.root / folder
+        if full.is_dir() and sum(1 for _ in os.scandir(full)) >= FOLDER_FILE_LIMIT:
+            folder = f"{folder}/{memory.created[8:10]}"
+        stem = ids.slugify(memory.title)
+        path = f"{folder}/{stem}.md"
+        if path in taken or (self.root / path).exists() or self.index.by_path(path):
+            path = f"{folder}/{stem}-{memory.id[-6:].lower()}.md"
+        return path
+
+    def _index_written(self, written: list[tuple[Memory, str, bytes]], sha: str) -> None:
+        with self.index.writer() as writer:
+            for memory, path, data in written:
+                stat = (self.root / path).stat()
+                writer.update_document(
+                    **index_module.document(
+                        memory,
+                        path=path,
+                        memory_id=memory.id or ids.path_id(path),
+                        version_id=sha,
+                        blob=blob_sha(data),
+                        mtime_ns=stat.st_mtime_ns,
+                        size=stat.st_size,
+                    )
+                )
+
+    # --- reading -------------------------------------------------------------------------
+
+    def read(self, memory_id: str) -> dict[str, Any]:
+        """An addressed read: the one memory, at the top level."""
+        doc = self._require(ids.check_memory_id(memory_id))
+        record = doc.record
+        return {
+            "memory_id": doc.memory_id,
+            "version_id": doc.version_id,
+            "title": doc.title,
+            "memory_type": doc.memory_type,
+            "content_md": record["content_md"],
+            "semantic_delta": record["semantic_delta"],
+            "path": doc.path,
+            "created": record["created"],
+            "updated": record["updated"],
+        }
+
+    def _require(self, memory_id: str) -> Indexed:
+        doc = self.index.by_id(memory_id)
+        if doc is None:
+            raise NotFound(
+                f"memory_id: no memory has id {memory_id}",
+                hint="search with a query to find the memory and its current id",
+                field="memory_id",
+            )
+        return doc
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """Every version of a memory, newest first."""
+        doc = self._require(ids.check_memory_id(memory_id))
+        return [c.__dict__ for c in self.store.history(doc.path)]
+
+    def restore(self, memory_id: str, version: str, client: str | None = None) -> dict[str, Any]:
+        """Bring a memory back to an earlier version, as one new commit."""
+        who = _clean_client(client or self.client)
+        doc = self._require(ids.check_memory_id(memory_id))
+        match = [c for c in self.store.history(doc.path) if c.sha.startswith(version.lower())]
+        if len(version) < 7 or not match:
+            raise NotFound(
+                f"version: {version!r} is not a version of {memory_id}",
+                hint=f"pick a commit from `vault-tool history {memory_id}`",
+                field="version",
+            )
+        old = self.store.show_file(match[0].sha, match[0].path)
+        if old is None:
+            raise NotFound(
+                f"version: {version} holds no content for {memory_id}", hint="pick another"
+            )
+        with self.store.write_lock():
+            current = self.store.read_bytes(doc.path)
+            if current is not None and blob_sha(current) != self.store.head_blob(doc.path):
+                raise VersionConflict(
+                    f"{doc.path} has an uncommitted hand edit",
+                    current_version_id=doc.version_id,
+                    hint="commit or discard the edit first",
+                )
+            if current == old:
+                return _result("update", "unchanged", memory_id, doc.version_id, doc.path, [])
+            memory = parse(old.decode("utf-8"), doc.path)
+            subject = f"Restore {memory.memory_type}: {memory.title} to {match[0].sha[:10]}"
+            message = commit_message(subject, [memory_id], who)
+            sha = self.store.apply([Change(doc.path, old, memory.title)], message)
+            self._index_written([(memory, doc.path, old)], sha)
+        return _result("update", "updated", memory_id, sha, doc.path, [])
+
+    # --- keeping the index in step with the folder ---------------------------------------
+
+    def catch_up(self, progress: Progress | None = None) -> SyncReport:
+        """Index what changed in the folder since the index last saw it; never rewrites files."""
+        report = SyncReport()
+        known = self.index.states()
+        on_disk = dict(self.store.iter_memory_paths())
+        changed = [
+            p
+            for p, st in on_disk.items()
+            if known.get(p, (None, None))[:2] != (st.st_mtime_ns, st.st_size)
+        ]
+        report.unchanged = len(on_disk) - len(changed)
+        report.removed = sorted(set(known) - set(on_disk))
+        if changed or report.removed:
+            self.index_paths(changed, report.removed, report, progress)
+        return report
+
+    def reindex(self, progress: Progress | None = None) -> SyncReport:
+        """Rebuild the index from the files."""
+        with self.store.write_lock():
+            self.index.clear()
+        return self.catch_up(progress)
+
+    def index_paths(
+        self,
+        paths: list[str],
+        removed: list[str],
+        report: SyncReport | None = None,
+        progress: Progress | None = None,
+    ) -> SyncReport:
+        """Re-read and index these files; a file that does not parse keeps its last good version."""
+        report = report or SyncReport()
+        versions = self.store.last_commits(set(paths)) if paths else {}
+        head = self.store.head_sha() if paths else ""
+        problems = self._load_problems()
+        with self.store.write_lock(), self.index.writer() as writer:
+            for path in removed:
+                writer.delete_by_term("path", path)
+                problems.pop(path, None)
+            for n, path in enumerate(paths, 1):
+                if progress:
+                    progress(n, len(paths))
+                try:
+                    stat = (self.root / path).stat()
+                    data = self.store.read_bytes(path)
+                    if data is None:
+                        continue
+                    memory = parse(data.decode("utf-8"), path)
+                except UnicodeDecodeError as problem:
+                    report.problems[path] = _problem(
+                        None, f"not UTF-8 text ({problem.reason})", "save the file as UTF-8"
+                    )
+                    continue
+                except UnparseableFile as problem:
+                    report.problems[path] = _problem(problem.line, problem.reason, problem.hint)
+                    continue
+                except OSError:
+                    continue  # gone or unreadable since the listing: the next pass sees it
+                problems.pop(path, None)
+                writer.update_document(
+                    **index_module.document(
+                        memory,
+                        path=path,
+                        memory_id=memory.id or ids.path_id(path),
+                        version_id=versions.get(path, head),
+                        blob=blob_sha(data),
+                        mtime_ns=stat.st_mtime_ns,
+                        size=stat.st_size,
+                    )
+                )
+                report.indexed.append(path)
+        problems.update(report.problems)
+        self._save_problems(problems)
+        return report
+
+    def problems(self) -> dict[str, dict[str, Any]]:
+        """Files that did not parse when last read: path -> line, reason, hint."""
+        return self._load_problems()
+
+    def _load_problems(self) -> dict[str, dict[str, Any]]:
+        try:
+            return json.loads(self._problems_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def _save_problems(self, problems: dict[str, dict[str, Any]]) -> None:
+        tmp = self._problems_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(problems, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, self._problems_file)
+
+
+def _problem(line: int | None, reason: str, hint: str) -> dict[str, Any]:
+    return {"line": line, "reason": reason, "hint": hint}
+
+
+def _result(
+    mode: str,
+    status: str,
+    memory_id: str | None,
+    version_id: str,
+    path: str,
+    redactions: list[dict[str, Any]],
+) -> dict[str, Any]:
+    return {
+        "mode": mode,
+        "status": status,
+        "memory_id": memory_id,
+        "version_id": version_id,
+        "path": path,
+        "redactions": list(redactions),
+    }
+
+
+def _clean_client(name: str) -> str:
+    """A client name safe for a commit trailer: one short line of plain characters."""
+    cleaned = "".join(c if c.isalnum() or c in "._-/ " else "-" for c in name.strip())[:64]
+    return cleaned.strip() or "unknown"

@@ -1,0 +1,72 @@
+"""Minting and validating memory ids, and the path-derived ids of hand-made files."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from vault_tool.errors import InvalidInput
+
+ULID_RE = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+# A path-derived id is a relative path without .md: no absolute paths, no dot segments
+# (.., .git, hidden files), no empty segments, no control or shell-special characters.
+PATH_ID_RE = re.compile(r"^(?!/)(?!.*(?:^|/)\.)(?!.*//)[^\x00-\x1f\\:*?\"<>|]+(?<!/)$")
+VERSION_RE = re.compile(r"^[0-9a-f]{40}$")
+MAX_ID_LENGTH = 300
+SLUG_LENGTH = 60
+
+
+def new_id() -> str:
+    """A fresh ULID: unique, and sortable by creation time."""
+    from ulid import ULID
+
+    return str(ULID())
+
+
+def is_ulid(value: str) -> bool:
+    """True for a tool-minted id."""
+    return bool(ULID_RE.match(value))
+
+
+def check_memory_id(value: object, field: str = "memory_id") -> str:
+    """Return value if it is a well-formed id; refuse anything else before it is used."""
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{field}: must be a non-empty string", hint=_ID_HINT, field=field)
+    if len(value) > MAX_ID_LENGTH or not (ULID_RE.match(value) or PATH_ID_RE.match(value)):
+        shown = value if len(value) <= 60 else value[:57] + "..."
+        raise InvalidInput(
+            f"{field}: {shown!r} is not a valid memory id", hint=_ID_HINT, field=field
+        )
+    return value
+
+
+def check_version_id(value: object, field: str = "expected_version_id") -> str:
+    """Return value if it is a full 40-hex commit sha."""
+    if not isinstance(value, str) or not VERSION_RE.match(value):
+        raise InvalidInput(
+            f"{field}: must be the full 40-character version_id",
+            hint="send the version_id from your last search or remember of this memory",
+            field=field,
+        )
+    return value
+
+
+def path_id(relpath: str) -> str:
+    """The id of a hand-made file without an id: its vault-relative path without .md."""
+    return relpath[:-3] if relpath.endswith(".md") else relpath
+
+
+def slugify(title: str) -> str:
+    """A readable ASCII file name stem from a title, at most SLUG_LENGTH characters."""
+    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")
+    if len(slug) > SLUG_LENGTH:
+        cut = slug[: SLUG_LENGTH + 1]
+        slug = cut[: cut.rfind("-")] if "-" in cut else slug[:SLUG_LENGTH]
+    return slug or "memory"
+
+
+_ID_HINT = (
+    "use an id returned by search or remember: a 26-character ULID, or for a hand-made "
+    "file its path without .md (for example notes/wombat)"
+)

@@ -1,0 +1,293 @@
+"""The Whoosh index: schema, documents, and writer and searcher lifetimes.
+
+The index is a cache of the files (deleting .vault/index loses nothing). One document per
+memory file, keyed by its path; it also keeps what search needs without touching git or
+the disk: the version_id, the blob id and stat of the indexed bytes, and the memory's
+content and semantic delta.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vault_tool.errors import VaultError
+from vault_tool.memory import Memory, parse_time
+
+# Bump when the fields or analyzers change: an older index is then rebuilt on open.
+INDEX_SCHEMA_VERSION = 1
+_META_FILE = "vault-tool-index.json"
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """What the index holds for one file."""
+
+    path: str
+    memory_id: str
+    version_id: str
+    blob: str
+    mtime_ns: int
+    size: int
+    memory_type: str
+    title: str
+    status: str
+    record: dict[str, Any]
+
+    @classmethod
+    def from_stored(cls, fields: dict[str, Any]) -> Indexed:
+        return cls(
+            path=fields["path"],
+            memory_id=fields["memory_id"],
+            version_id=fields["version_id"],
+            blob=fields["blob"],
+            mtime_ns=fields["mtime_ns"],
+            size=fields["size"],
+            memory_type=fields["memory_type"],
+            title=fields["title"],
+            status=fields.get("status", "active"),
+            record=json.loads(fields["record"]),
+        )
+
+
+def fingerprint(memory_type: str, title: str, body: str) -> str:
+    """Identity of a create for idempotency: same type, title and content."""
+    raw = f"{memory_type}\0{title.strip()}\0{body.strip()}".encode()
+    return hashlib.sha256(raw).hexdigest()[:40]
+
+
+def text_analyzer() -> Any:
+    """Words, lowercased, accents folded, stop words dropped, stemmed."""
+    from whoosh.analysis import (
+        CharsetFilter,
+        LowercaseFilter,
+        RegexTokenizer,
+        StemFilter,
+        StopFilter,
+    )
+    from whoosh.support.charset import accent_map
+
+    return (
+        RegexTokenizer()
+        | LowercaseFilter()
+        | CharsetFilter(accent_map)
+        | StopFilter(minsize=1)
+        | StemFilter(cachesize=50000)
+    )
+
+
+def whoosh_schema() -> Any:
+    """Field layout of the index; boosts are tuned on the retrieval set in bench/."""
+    from whoosh import fields
+
+    text = text_analyzer()
+    return fields.Schema(
+        path=fields.ID(stored=True, unique=True),
+        memory_id=fields.ID(stored=True),
+        fingerprint=fields.ID(stored=True),
+        key=fields.ID(stored=True),
+        memory_type=fields.ID(stored=True),
+        status=fields.ID(stored=True),
+        title=fields.TEXT(analyzer=text, stored=True, field_boost=3.0),
+        body=fields.TEXT(analyzer=text),
+        entities=fields.TEXT(analyzer=text, field_boost=2.0),
+        glosses=fields.TEXT(analyzer=text, field_boost=1.5),
+        facts=fields.TEXT(analyzer=text, field_boost=1.5),
+        tags=fields.KEYWORD(lowercase=True, commas=True, scorable=True, field_boost=2.0),
+        entity_keys=fields.KEYWORD(commas=True),
+        supersedes=fields.KEYWORD(commas=True),
+        updated_ts=fields.NUMERIC(int, bits=64, signed=True, stored=True),
+        expires_ts=fields.NUMERIC(int, bits=64, signed=True, stored=True),
+        pinned=fields.BOOLEAN(stored=True),
+        version_id=fields.STORED(),
+        blob=fields.STORED(),
+        mtime_ns=fields.STORED(),
+        size=fields.STORED(),
+        record=fields.STORED(),
+    )
+
+
+def document(
+    memory: Memory,
+    *,
+    path: str,
+    memory_id: str,
+    version_id: str,
+    blob: str,
+    mtime_ns: int,
+    size: int,
+    entity_keys: list[str] = (),  # type: ignore[assignment]
+) -> dict[str, Any]:
+    """The index document of one memory file."""
+    record = {
+        "semantic_delta": memory.semantic_delta(),
+        "content_md": memory.body,
+        "created": memory.created,
+        "updated": memory.updated,
+        "source": memory.source,
+        "has_id": memory.id is not None,
+    }
+    return {
+        "path": path,
+        "memory_id": memory_id,
+        "fingerprint": fingerprint(memory.memory_type, memory.title, memory.body),
+        "key": memory.key or "",
+        "memory_type": memory.memory_type,
+        "status": memory.status,
+        "title": memory.title,
+        "body": memory.body,
+        "entities": " ".join(e.n for e in memory.entities),
+        "glosses": " ".join(e.gloss for e in memory.entities),
+        "facts": " . ".join(f.as_text() for f in memory.facts),
+        "tags": ",".join(memory.tags),
+        "entity_keys": ",".join(entity_keys),
+        "supersedes": ",".join(memory.supersedes),
+        "updated_ts": _epoch(memory.updated or memory.created),
+        "expires_ts": _epoch(memory.expires_at) if memory.expires_at else 0,
+        "pinned": memory.pinned,
+        "version_id": version_id,
+        "blob": blob,
+        "mtime_ns": mtime_ns,
+        "size": size,
+        "record": json.dumps(record, ensure_ascii=False),
+    }
+
+
+def _epoch(value: str | None) -> int:
+    if not value:
+        return 0
+    try:
+        return int(parse_time(value).timestamp())
+    except ValueError:
+        return 0
+
+
+class Index:
+    """The on-disk index of one vault. Writers hold the vault lock; readers never block."""
+
+    def __init__(self, root: Path) -> None:
+        self.dir = root / ".vault" / "index"
+        self._ix: Any = None
+        self._searcher: Any = None
+        self._guard = threading.RLock()
+        self.rebuilt = False
+
+    def open(self) -> Index:
+        """Open the index, creating it (empty) when missing, broken or of an older schema."""
+        from whoosh import index as whoosh_index
+
+        with self._guard:
+            meta = self.dir / _META_FILE
+            current = False
+            with contextlib.suppress(OSError, ValueError):
+                current = json.loads(meta.read_text())["schema_version"] == INDEX_SCHEMA_VERSION
+            if current and whoosh_index.exists_in(str(self.dir)):
+                try:
+                    self._ix = whoosh_index.open_dir(str(self.dir))
+                    return self
+                except Exception:  # a torn or foreign index is only a cache: rebuild it
+                    pass
+            self._create()
+            return self
+
+    def _create(self) -> None:
+        from whoosh import index as whoosh_index
+
+        if self.dir.exists():
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True)
+        self._ix = whoosh_index.create_in(str(self.dir), whoosh_schema())
+        (self.dir / _META_FILE).write_text(json.dumps({"schema_version": INDEX_SCHEMA_VERSION}))
+        self.rebuilt = True
+
+    def clear(self) -> None:
+        """Drop every document (for a full reindex)."""
+        with self._guard:
+            self._close_searcher()
+            if self._ix is not None:
+                self._ix.close()
+            self._create()
+
+    def close(self) -> None:
+        """Release the searcher and the index."""
+        with self._guard:
+            self._close_searcher()
+            if self._ix is not None:
+                self._ix.close()
+                self._ix = None
+
+    @contextlib.contextmanager
+    def writer(self, *, optimize: bool = False) -> Iterator[Any]:
+        """A writer whose changes are committed on success and dropped on error."""
+        from whoosh.writing import LockError
+
+        try:
+            writer = self._ix.writer(timeout=10.0, limitmb=128)
+        except LockError:
+            raise VaultError(
+                "the search index is locked by another process",
+                hint="retry in a moment; `vault-tool doctor` shows which process leads",
+            ) from None
+        try:
+            yield writer
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit(optimize=optimize)
+
+    @contextlib.contextmanager
+    def searcher(self) -> Iterator[Any]:
+        """A searcher that sees the latest commit.
+
+        A stale searcher is replaced rather than refreshed: Searcher.refresh() in this
+        Whoosh distribution can return old versions of updated documents.
+        """
+        with self._guard:
+            if self._searcher is None or not self._searcher.up_to_date():
+                self._close_searcher()
+                self._searcher = self._ix.searcher()
+            yield self._searcher
+
+    def _close_searcher(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+
+    # --- lookups -------------------------------------------------------------------------
+
+    def find(self, field: str, value: str) -> list[Indexed]:
+        """Every document whose ID field equals value."""
+        if not value:
+            return []
+        with self.searcher() as searcher:
+            return [Indexed.from_stored(f) for f in searcher.documents(**{field: value})]
+
+    def by_id(self, memory_id: str) -> Indexed | None:
+        """The memory with this id; for a duplicated id, the one with the smallest path."""
+        found = sorted(self.find("memory_id", memory_id), key=lambda d: d.path)
+        return found[0] if found else None
+
+    def by_path(self, path: str) -> Indexed | None:
+        """The document of this file."""
+        found = self.find("path", path)
+        return found[0] if found else None
+
+    def states(self) -> dict[str, tuple[int, int, str]]:
+        """path -> (mtime_ns, size, blob) of every indexed file: what catch-up compares."""
+        with self.searcher() as searcher:
+            return {
+                f["path"]: (f["mtime_ns"], f["size"], f["blob"])
+                for f in searcher.all_stored_fields()
+            }
+
+    def count(self) -> int:
+        """Number of indexed files."""
+        with self.searcher() as searcher:
+            return searcher.doc_count()

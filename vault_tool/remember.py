@@ -1,0 +1,180 @@
+"""Checking a remember call: schema, the rules the schema cannot say, and secret redaction.
+
+Pure: turns arguments into drafts or raises InvalidInput naming the field and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vault_tool import ids, redact, schema
+from vault_tool.errors import InvalidInput
+from vault_tool.memory import first_h1, parse_time
+
+_MODE_FIELDS = {
+    "create": ({"content_md", "semantic_delta"}, {"memory_id", "expected_version_id"}),
+    "update": (
+        {"memory_id", "expected_version_id", "content_md", "semantic_delta"},
+        {"items"},
+    ),
+    "delete": ({"memory_id", "expected_version_id"}, {"content_md", "semantic_delta", "items"}),
+}
+
+
+@dataclass
+class Draft:
+    """One memory to write, after checks and redaction."""
+
+    content_md: str
+    delta: dict[str, Any]
+    redactions: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Call:
+    """A checked remember call."""
+
+    mode: str
+    drafts: list[Draft]
+    memory_id: str | None = None
+    expected_version_id: str | None = None
+    batch: bool = False
+
+
+def check_call(args: Any) -> Call:
+    """Validate a remember call and prepare its drafts; raise InvalidInput on the first problem."""
+    if not isinstance(args, dict):
+        raise InvalidInput("arguments: must be an object", hint='send {"mode": ..., ...}')
+    schema.validate(args, "remember.input.schema.json")
+    mode = args["mode"]
+    required, forbidden = _MODE_FIELDS[mode]
+    present = set(args) - {"mode"}
+    if mode == "create" and "items" in args:
+        clash = sorted(
+            present & {"content_md", "semantic_delta", "memory_id", "expected_version_id"}
+        )
+        if clash:
+            raise InvalidInput(
+                f"{clash[0]}: not allowed together with items",
+                hint="send either items (a batch of creates) or one content_md + semantic_delta",
+                field=clash[0],
+            )
+        drafts = [
+            prepare(item["content_md"], item["semantic_delta"], prefix=f"items[{i}].")
+            for i, item in enumerate(args["items"])
+        ]
+        return Call(mode, drafts, batch=True)
+    for name in sorted(forbidden & present):
+        raise InvalidInput(
+            f"{name}: not allowed with mode {mode}", hint=_mode_hint(mode), field=name
+        )
+    for name in sorted(required - present):
+        raise InvalidInput(
+            f"{name}: is required for mode {mode}", hint=_mode_hint(mode), field=name
+        )
+    drafts = [prepare(args["content_md"], args["semantic_delta"])] if mode != "delete" else []
+    return Call(
+        mode,
+        drafts,
+        memory_id=args.get("memory_id"),
+        expected_version_id=args.get("expected_version_id"),
+    )
+
+
+def prepare(content_md: str, delta: dict[str, Any], prefix: str = "") -> Draft:
+    """Redact secrets, then check what the schema cannot: H1, declared endpoints, dates."""
+    redactions: list[dict[str, Any]] = []
+
+    def clean(text: str, where: str) -> str:
+        cleaned, found = redact.redact_text(text, prefix + where)
+        redactions.extend({"kind": r.kind, "field": r.field, "count": r.count} for r in found)
+        return cleaned
+
+    content = clean(content_md, "content_md")
+    delta = dict(delta)
+    delta["title"] = clean(delta["title"], "semantic_delta.title")
+    delta["entities"] = [
+        {
+            **e,
+            "n": clean(e["n"], f"semantic_delta.entities[{i}].n"),
+            "is": clean(e["is"], f"semantic_delta.entities[{i}].is"),
+        }
+        for i, e in enumerate(delta["entities"])
+    ]
+    delta["facts"] = [
+        {
+            **f,
+            "subject": clean(f["subject"], f"semantic_delta.facts[{i}].subject"),
+            "object": clean(f["object"], f"semantic_delta.facts[{i}].object"),
+        }
+        for i, f in enumerate(delta["facts"])
+    ]
+    _check_semantics(content, delta, prefix)
+    return Draft(content, delta, redactions)
+
+
+def _check_semantics(content: str, delta: dict[str, Any], prefix: str) -> None:
+    if first_h1(content) is None:
+        raise InvalidInput(
+            f"{prefix}content_md: must begin with an H1",
+            hint="start content_md with a heading line such as '# Ana owns the billing service'",
+            field=f"{prefix}content_md",
+        )
+    declared: dict[str, int] = {}
+    for i, entity in enumerate(delta["entities"]):
+        name = entity["n"].strip()
+        if name in declared:
+            raise InvalidInput(
+                f"{prefix}semantic_delta.entities[{i}].n: {name!r} is declared twice",
+                hint="facts name entities by n, so each n must be unique within one memory; "
+                "merge the two or give one a distinct name",
+                field=f"{prefix}semantic_delta.entities[{i}].n",
+            )
+        declared[name] = i
+    for i, fact in enumerate(delta["facts"]):
+        for end in ("subject", "object"):
+            name = fact[end].strip()
+            if name not in declared:
+                where = f"{prefix}semantic_delta.facts[{i}].{end}"
+                raise InvalidInput(
+                    f"{where}: {name!r} is not declared",
+                    hint=f'add {{"n": "{name}", "kind": ..., "is": ...}} to '
+                    "semantic_delta.entities",
+                    field=where,
+                )
+        _check_dates(fact, f"{prefix}semantic_delta.facts[{i}]")
+    for i, memory_id in enumerate(delta.get("supersedes", ())):
+        ids.check_memory_id(memory_id, f"{prefix}semantic_delta.supersedes[{i}]")
+    if delta.get("expires_at"):
+        _parse(delta["expires_at"], f"{prefix}semantic_delta.expires_at")
+
+
+def _check_dates(fact: dict[str, Any], where: str) -> None:
+    start = _parse(fact["valid_from"], f"{where}.valid_from") if fact.get("valid_from") else None
+    end = _parse(fact["valid_until"], f"{where}.valid_until") if fact.get("valid_until") else None
+    if start and end and end < start:
+        raise InvalidInput(
+            f"{where}.valid_until: is before valid_from",
+            hint="swap the two dates, or drop one",
+            field=f"{where}.valid_until",
+        )
+
+
+def _parse(value: str, where: str) -> Any:
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise InvalidInput(
+            f"{where}: {value!r} is not a real date",
+            hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ with a valid month and day",
+            field=where,
+        ) from None
+
+
+def _mode_hint(mode: str) -> str:
+    return {
+        "create": "create takes content_md and semantic_delta (or items)",
+        "update": "update takes memory_id, expected_version_id, content_md and semantic_delta",
+        "delete": "delete takes memory_id and expected_version_id",
+    }[mode]

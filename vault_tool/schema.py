@@ -1,0 +1,272 @@
+"""The JSON Schemas in schema/ are the single source of truth for files, tool inputs and outputs.
+
+This module loads them, validates against them, and turns a schema failure into one
+InvalidInput that names the field and the fix.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from vault_tool.errors import InvalidInput, LimitExceeded
+
+SCHEMA_NAMES = (
+    "memory.schema.json",
+    "search.input.schema.json",
+    "search.output.schema.json",
+    "remember.input.schema.json",
+    "remember.output.schema.json",
+    "error.schema.json",
+)
+BATCH_LIMIT = 20
+
+# Hints for fields whose pattern alone does not say how to fix a value.
+_PATTERN_HINTS = {
+    "predicate": "use snake_case: lowercase words joined by _ (owns, runs_in, depends_on)",
+    "memory_id": "use an id returned by search or remember (a 26-character ULID, or a "
+    "path-derived id such as notes/wombat)",
+    "supersedes": "list ids returned by search or remember",
+    "expected_version_id": "send the full 40-character version_id from your last search "
+    "or remember of this memory",
+    "kind": "use a lowercase word such as person, service, team, tool",
+    "key": "use lowercase dotted words such as staging.region",
+    "tags": "use lowercase tags: letters, digits, -, _ or /",
+    "title": "use one line of text",
+    "n": "use one line of text",
+    "is": "use one line of text",
+}
+_DATE_FIELDS = {"since", "until", "expires_at", "created", "updated", "valid_from", "valid_until"}
+
+
+def schema_dir() -> Path:
+    """Where the schema files live: inside the installed package, or at the repo's top level."""
+    packaged = Path(__file__).parent / "schema"
+    return packaged if packaged.is_dir() else Path(__file__).parent.parent / "schema"
+
+
+@cache
+def load(name: str) -> dict[str, Any]:
+    """One schema file, parsed."""
+    return json.loads((schema_dir() / name).read_text(encoding="utf-8"))
+
+
+@cache
+def memory_types() -> dict[str, str]:
+    """The memory types of the schema's enum, each with its one-line description."""
+    return {
+        o["const"]: o["description"]
+        for o in load("memory.schema.json")["$defs"]["memory_type"]["oneOf"]
+    }
+
+
+def bundled(name: str) -> dict[str, Any]:
+    """A self-contained copy of a schema: references to the memory schema are inlined as $defs.
+
+    MCP hosts receive tool schemas without access to our other files, so every
+    reference must resolve inside the one document.
+    """
+    schema = copy.deepcopy(load(name))
+    memory_defs = copy.deepcopy(load("memory.schema.json")["$defs"])
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: (v.replace("memory.schema.json#", "#") if k == "$ref" else rewrite(v))
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [rewrite(v) for v in node]
+        return node
+
+    schema = rewrite(schema)
+    schema.pop("$id", None)
+    schema["$defs"] = {**memory_defs, **schema.get("$defs", {})}
+    return schema
+
+
+@cache
+def _validator(name: str) -> Any:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    registry = Registry().with_resources(
+        (load(n)["$id"], Resource.from_contents(load(n))) for n in SCHEMA_NAMES
+    )
+    return Draft202012Validator(load(name), registry=registry)
+
+
+@cache
+def _def_validator(definition: str) -> Any:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    memory = load("memory.schema.json")
+    registry = Registry().with_resource(memory["$id"], Resource.from_contents(memory))
+    return Draft202012Validator({"$ref": f"{memory['$id']}#/$defs/{definition}"}, registry=registry)
+
+
+def validate(instance: Any, name: str, *, prefix: str = "") -> None:
+    """Raise InvalidInput (or LimitExceeded) for the first problem of instance against a schema."""
+    _raise_first(_validator(name).iter_errors(instance), prefix)
+
+
+def validate_def(instance: Any, definition: str, *, prefix: str = "") -> None:
+    """Validate against one $defs entry of the memory schema (for example semantic_delta)."""
+    _raise_first(_def_validator(definition).iter_errors(instance), prefix)
+
+
+def errors_of(instance: Any, name: str) -> list[str]:
+    """Every problem of instance against schema name, as readable lines (for output checks)."""
+    return [_describe(e, "")[0] for e in _validator(name).iter_errors(instance)]
+
+
+def field_path(parts: Any, prefix: str = "") -> str:
+    """['semantic_delta', 'facts', 1, 'object'] -> 'semantic_delta.facts[1].object'."""
+    out = prefix
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(arguments)"
+
+
+def _raise_first(errors: Any, prefix: str) -> None:
+    ordered = sorted(errors, key=_severity)
+    if not ordered:
+        return
+    message, hint, limit = _describe(ordered[0], prefix)
+    field = message.split(":", 1)[0]
+    raise (LimitExceeded if limit else InvalidInput)(message, hint=hint, field=field)
+
+
+def _severity(error: Any) -> tuple[int, int]:
+    # The shallowest problem first (a batch that is too large before its items' details),
+    # then unknown or missing fields before values: the order in which a caller fixes a call.
+    rank = {"additionalProperties": 0, "required": 1, "type": 2}.get(error.validator, 3)
+    return (len(error.absolute_path), rank)
+
+
+def _describe(error: Any, prefix: str) -> tuple[str, str, bool]:
+    """(message, hint, is_limit) for one jsonschema error."""
+    path = list(error.absolute_path)
+    field = field_path(path, prefix)
+    leaf = next((p for p in reversed(path) if isinstance(p, str)), "")
+    kind = error.validator
+    value = error.instance
+    if kind == "required":
+        missing = [n for n in error.validator_value if not (isinstance(value, dict) and n in value)]
+        name = missing[0] if missing else "?"
+        target = field_path([*path, name], prefix)
+        return f"{target}: is required but missing", _missing_hint(name), False
+    if kind == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(value) - set(allowed)) if isinstance(value, dict) else []
+        names = ", ".join(extra)
+        return (
+            f"{field}: unknown field {names}",
+            f"remove it; allowed fields here: {', '.join(allowed)}",
+            False,
+        )
+    if kind == "type":
+        return (
+            f"{field}: must be {_article(error.validator_value)}, got {_json_type(value)}",
+            f"send {_article(error.validator_value)}",
+            False,
+        )
+    if (kind == "oneOf" and leaf == "memory_type") or (kind == "enum" and "memory_type" in field):
+        allowed = ", ".join(memory_types())
+        return f"{field}: unknown memory type {value!r}", f"use one of: {allowed}", False
+    if kind in ("enum", "const"):
+        choices = error.validator_value if kind == "enum" else [error.validator_value]
+        if leaf == "ledger":
+            return f"{field}: only true is accepted", "omit ledger or send true", False
+        return (
+            f"{field}: {value!r} is not allowed",
+            f"use one of: {', '.join(json.dumps(c) for c in choices)}",
+            False,
+        )
+    if kind == "pattern":
+        shown = value if len(str(value)) <= 80 else str(value)[:77] + "..."
+        hint = _PATTERN_HINTS.get(leaf) or (
+            "use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ" if leaf in _DATE_FIELDS else "fix the value"
+        )
+        if isinstance(path[-1] if path else None, int) and leaf in _PATTERN_HINTS:
+            hint = _PATTERN_HINTS[leaf]
+        return f"{field}: {shown!r} is not valid", hint, False
+    if kind == "maxLength":
+        size = len(value)
+        if leaf == "content_md":
+            return (
+                f"{field}: content too large ({size} characters, at most {error.validator_value})",
+                "keep one memory to one point; split long material into several memories",
+                True,
+            )
+        return (
+            f"{field}: too long ({size} characters, at most {error.validator_value})",
+            "shorten it",
+            True,
+        )
+    if kind == "minLength":
+        return f"{field}: must not be empty", "send some text", False
+    if kind == "maxItems":
+        if leaf == "items":
+            return (
+                f"{field}: batch too large ({len(value)} items, at most {BATCH_LIMIT})",
+                f"split the batch into calls of at most {BATCH_LIMIT} items",
+                True,
+            )
+        return (
+            f"{field}: too many ({len(value)}, at most {error.validator_value})",
+            "keep the most important ones or split the memory",
+            True,
+        )
+    if kind == "minItems":
+        if leaf == "facts":
+            return (
+                f"{field}: at least one fact is required",
+                'add {"subject": ..., "predicate": ..., "object": ...} naming declared entities',
+                False,
+            )
+        return f"{field}: must not be empty", "add at least one item", False
+    if kind == "uniqueItems":
+        return f"{field}: has duplicate entries", "list each value once", False
+    if kind in ("minimum", "maximum"):
+        bounds = error.schema
+        return (
+            f"{field}: {value} is out of range",
+            f"use a value from {bounds.get('minimum', '')} to {bounds.get('maximum', '')}",
+            False,
+        )
+    return f"{field}: {error.message}", "fix the value to match the tool's input schema", False
+
+
+def _missing_hint(name: str) -> str:
+    hints = {
+        "facts": 'add at least one fact {"subject", "predicate", "object"} naming declared '
+        "entities",
+        "entities": 'declare each thing the facts name: {"n": ..., "kind": ..., "is": ...}',
+        "is": "add a short gloss that tells this entity apart (for example: backend engineer "
+        "on the platform team)",
+        "mode": "send mode: create, update or delete",
+        "memory_type": f"use one of: {', '.join(memory_types())}",
+    }
+    return hints.get(name, f"add {name}")
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+    if value is None:
+        return "null"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return "a number"
+    return names.get(type(value), type(value).__name__)
+
+
+def _article(type_name: Any) -> str:
+    if isinstance(type_name, list):
+        return " or ".join(_article(t) for t in type_name)
+    return {"object": "an object", "array": "an array", "integer": "an integer"}.get(
+        type_name, f"a {type_name}"
+    )

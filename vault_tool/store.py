@@ -1,0 +1,612 @@
+"""The folder and its git repository: atomic writes, commits, versions, the vault lock, repair.
+
+Every change to memory files goes through Store.apply(): journal -> temp file -> fsync ->
+rename -> stage only the touched paths -> commit -> confirm. A crash anywhere leaves either
+the old state or a renamed-but-uncommitted file that the next open() commits (repair).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vault_tool import config as config_module
+from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VaultUnavailable
+
+log = logging.getLogger(__name__)
+
+GITIGNORE = """\
+# Machine-local state of vault-tool: rebuildable caches, locks, logs, the retrieval ledger.
+.vault/index/
+.vault/run/
+.vault/ledger/
+# Temporary files of interrupted writes (removed on the next start).
+.*.vault-tmp-*
+"""
+GITATTRIBUTES = """\
+# Store every file byte for byte, so a file's blob id tells at once whether it changed.
+* -text
+"""
+FALLBACK_NAME = "vault-tool"
+FALLBACK_EMAIL = "vault-tool@localhost"
+TMP_MARKER = ".vault-tmp-"
+_GIT_ENV_TO_CLEAR = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path to write (data) or delete (data is None), with a title for messages."""
+
+    path: str
+    data: bytes | None
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit in a file's history."""
+
+    sha: str
+    date: str
+    author: str
+    subject: str
+    client: str | None
+    path: str
+
+
+def blob_sha(data: bytes) -> str:
+    """git's blob id of these bytes (what `git hash-object` prints)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def commit_message(subject: str, memory_ids: list[str], client: str) -> str:
+    """Subject, blank line, trailers: `git log --grep 'Client: x'` and `Memory-Id:` find it."""
+    trailers = [f"Memory-Id: {m}" for m in memory_ids] + [f"Client: {client}"]
+    return subject + "\n\n" + "\n".join(trailers) + "\n"
+
+
+def is_memory_path(relpath: str) -> bool:
+    """Whether a vault-relative path can hold a memory (not .git, .vault, dotfiles, backups)."""
+    parts = relpath.split("/")
+    name = parts[-1]
+    if not name.endswith(".md") or relpath == "README.md":
+        return False
+    if any(p.startswith(".") or not p for p in parts):
+        return False
+    # Editor artefacts: emacs autosave (#x.md#), backups (x.md~), vim/jetbrains temp names.
+    return not (name.startswith("#") or name.startswith("~") or name.endswith("~"))
+
+
+class Store:
+    """One vault folder and its repository. Open with Store.open(); close() on shutdown."""
+
+    def __init__(self, root: Path, repo: Any, settings: config_module.Config) -> None:
+        self.root = root
+        self.repo = repo
+        self.config = settings
+        self.run_dir = root / ".vault" / "run"
+        self._journal_dir = self.run_dir / "journal"
+        self._lock: Any = None
+
+    # --- opening and creating ------------------------------------------------------------
+
+    @classmethod
+    def open(cls, root: Path, *, repair: bool = True) -> Store:
+        """Open an existing vault, repairing what a crashed writer left behind."""
+        root = Path(root).absolute()
+        if not (root / ".git").exists() or not (root / ".vault").is_dir():
+            raise VaultUnavailable(
+                f"no vault at {root}",
+                hint="create one with `vault-tool init PATH`, or point --vault / "
+                f"${config_module.ENV_VAR} at an existing vault",
+            )
+        store = cls(root, _open_repo(root), config_module.read_config(root))
+        store.run_dir.mkdir(parents=True, exist_ok=True)
+        store._use_identity_fallback_if_needed()
+        if repair and store._journal_dir.is_dir() and any(store._journal_dir.iterdir()):
+            with store.write_lock():
+                store.repair()
+        return store
+
+    @classmethod
+    def init(cls, root: Path, readme: str | None = None) -> Store:
+        """Make a new vault: folder, git repository, settings, and the first commit."""
+        root = Path(root).absolute()
+        if (root / ".vault").exists():
+            raise InvalidInput(
+                f"{root} is already a vault", hint="use it as it is, or pick a new folder"
+            )
+        if root.exists() and not root.is_dir():
+            raise InvalidInput(f"{root} exists and is not a folder", hint="pick another path")
+        root.mkdir(parents=True, exist_ok=True)
+        _clear_git_environment(root)
+        import git
+
+        repo = (
+            git.Repo(root)
+            if (root / ".git").exists()
+            else git.Repo.init(root, initial_branch="main")
+        )
+        writer = repo.config_writer()
+        try:
+            # Durable commits, and a commit-graph that keeps `git log -- path` fast on big vaults.
+            writer.set_value("core", "fsync", "committed")
+            writer.set_value("core", "commitGraph", "true")
+            writer.set_value("gc", "writeCommitGraph", "true")
+            if not _has_identity(repo):
+                writer.set_value("user", "name", FALLBACK_NAME)
+                writer.set_value("user", "email", FALLBACK_EMAIL)
+        finally:
+            writer.release()
+        (root / ".vault" / "run").mkdir(parents=True)
+        _write_new(root / ".gitignore", GITIGNORE)
+        _write_new(root / ".gitattributes", GITATTRIBUTES)
+        _write_new(root / config_module.CONFIG_PATH, config_module.DEFAULT_CONFIG)
+        store = cls(root, repo, config_module.read_config(root))
+        paths = [".gitignore", ".gitattributes", config_module.CONFIG_PATH]
+        if readme is not None and not (root / "README.md").exists():
+            _write_new(root / "README.md", readme)
+            paths.append("README.md")
+        store.git("add", "--", *paths)
+        store.git("commit", "--quiet", "-m", "Initialize vault", "--", *paths)
+        return store
+
+    def close(self) -> None:
+        """Stop git helper processes (GitPython keeps `git cat-file` children alive)."""
+        self.repo.close()
+        with contextlib.suppress(Exception):
+            self.repo.git.clear_cache()
+
+    # --- locking -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def write_lock(self, timeout: float | None = None) -> Iterator[None]:
+        """The vault-wide writer lock (an OS file lock, released by the kernel if we die)."""
+        from filelock import FileLock, Timeout
+
+        if self._lock is None:
+            self._lock = FileLock(str(self.run_dir / "write.lock"))
+        wait = self.config.lock_timeout_seconds if timeout is None else timeout
+        try:
+            self._lock.acquire(timeout=wait)
+        except Timeout:
+            raise VaultBusy(
+                f"another writer held the vault lock for {wait:.0f} s",
+                hint="retry in a moment; if it persists, `vault-tool doctor` shows who holds it",
+            ) from None
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    # --- reading -------------------------------------------------------------------------
+
+    def resolve(self, relpath: str) -> Path:
+        """The absolute path of a vault-relative path, refusing anything that leaves the vault."""
+        if not relpath or relpath.startswith("/") or "\\" in relpath or "\0" in relpath:
+            raise InvalidInput(f"path {relpath!r} is not a vault-relative path", hint="use a/b.md")
+        if any(part in ("", ".", "..") for part in relpath.split("/")):
+            raise InvalidInput(f"path {relpath!r} has empty, . or .. parts", hint="use a/b.md")
+        target = self.root / relpath
+        real_parent = target.parent.resolve()
+        if not real_parent.is_relative_to(self.root.resolve()):
+            raise InvalidInput(
+                f"path {relpath!r} leads out of the vault", hint="remove the symlink"
+            )
+        if target.is_symlink():
+            raise InvalidInput(
+                f"{relpath} is a symlink; memory files must be regular files",
+                hint="replace the link with the file it points to",
+            )
+        return target
+
+    def read_bytes(self, relpath: str) -> bytes | None:
+        """A file's bytes, or None if it does not exist."""
+        try:
+            return self.resolve(relpath).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def iter_memory_paths(self) -> Iterator[tuple[str, os.stat_result]]:
+        """Every memory file in the vault with its stat, without following symlinks."""
+        stack = [self.root]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(".") or entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                    continue
+                rel = Path(entry.path).relative_to(self.root).as_posix()
+                if is_memory_path(rel):
+                    yield rel, entry.stat(follow_symlinks=False)
+
+    def head_sha(self) -> str:
+        """The sha of HEAD."""
+        return self.git("rev-parse", "HEAD")
+
+    def head_blobs(self) -> dict[str, str]:
+        """path -> blob sha of every file in HEAD (one `git ls-tree`)."""
+        out = self.git("-c", "core.quotepath=off", "ls-tree", "-r", "-z", "HEAD")
+        blobs: dict[str, str] = {}
+        for record in out.split("\0"):
+            if record:
+                meta, path = record.split("\t", 1)
+                blobs[path] = meta.split()[2]
+        return blobs
+
+    def head_blob(self, relpath: str) -> str | None:
+        """The blob sha of relpath in HEAD, or None if HEAD does not have it."""
+        try:
+            return (self.repo.head.commit.tree / relpath).hexsha
+        except (KeyError, ValueError):
+            return None
+
+    def last_commit(self, relpath: str) -> str | None:
+        """The sha of the last commit that changed relpath (its version_id)."""
+        out = self.git("log", "-1", "--format=%H", "--", relpath)
+        return out or None
+
+    def last_commits(self, paths: set[str]) -> dict[str, str]:
+        """path -> last commit that changed it, for many paths in one walk of the history."""
+        wanted = set(paths)
+        found: dict[str, str] = {}
+        if not wanted:
+            return found
+        proc = self.repo.git.log(
+            "--format=%x01%H", "--name-only", "-z", "--no-renames", as_process=True
+        )
+        sha = ""
+        try:
+            for raw in _split_stream(proc.stdout):
+                for part in raw.split("\0"):
+                    part = part.strip("\n")
+                    if part.startswith("\x01"):
+                        sha = part[1:].split("\n")[0]
+                        rest = part[1:].split("\n", 1)
+                        part = rest[1].strip("\n") if len(rest) > 1 else ""
+                    if part in wanted:
+                        found[part] = sha
+                        wanted.discard(part)
+                if not wanted:
+                    break
+        finally:
+            with contextlib.suppress(Exception):
+                proc.proc.kill()
+                proc.proc.wait()
+        return found
+
+    def history(self, relpath: str) -> list[Commit]:
+        """Every commit that changed this file, newest first, following hand moves."""
+        # -M90%: follow renames of (nearly) the same file, never a similar-looking new one.
+        return self._log("--follow", "-M90%", "--", relpath, default_path=relpath)
+
+    def log(
+        self, limit: int = 50, client: str | None = None, since: str | None = None
+    ) -> list[Commit]:
+        """The vault's commits, newest first, optionally of one client or since a date."""
+        args = [f"--max-count={limit}"]
+        if client:
+            args.append(f"--grep=^Client: {client}$")
+        if since:
+            args.append(f"--since={since}")
+        return self._log(*args, default_path="")
+
+    def _log(self, *args: str, default_path: str) -> list[Commit]:
+        fields = "%x01%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Client,valueonly,separator=%x2C)"
+        out = self.git(
+            "-c", "core.quotepath=off", "log", "--name-only", f"--format={fields}", *args
+        )
+        commits = []
+        for block in out.split("\x01")[1:]:
+            header, _, names = block.partition("\n")
+            sha, date, author, subject, client = header.split("\0")
+            path = next((n for n in names.splitlines() if n.strip()), default_path)
+            commits.append(Commit(sha, date, author, subject, client.strip() or None, path))
+        return commits
+
+    def show_file(self, sha: str, relpath: str) -> bytes | None:
+        """A file's bytes as of a commit, or None if it did not exist there."""
+        try:
+            return (self.repo.commit(sha).tree / relpath).data_stream.read()
+        except (KeyError, ValueError):
+            return None
+
+    def diff(self, sha: str, relpath: str) -> str:
+        """The patch a commit made to a file."""
+        return self.git("show", "--format=", "--patch", sha, "--", relpath)
+
+    def commit_exists(self, sha: str) -> bool:
+        """Whether sha names a commit of this repository."""
+        try:
+            self.git("cat-file", "-e", f"{sha}^{{commit}}")
+            return True
+        except VaultError:
+            return False
+
+    # --- writing -------------------------------------------------------------------------
+
+    def apply(self, changes: list[Change], message: str, *, author_date: str | None = None) -> str:
+        """Write or delete files atomically and commit exactly those paths. Returns the sha.
+
+        The caller holds write_lock(). If any step fails, the files and the git index are
+        put back as they were and the error is raised.
+        """
+        journal = self._journal_dir / f"{time.time_ns()}-{os.getpid()}.json"
+        staged: list[tuple[Change, Path, bytes | None]] = []
+        self._journal_dir.mkdir(parents=True, exist_ok=True)
+        entries = []
+        for change in changes:
+            target = self.resolve(change.path)
+            tmp = target.with_name(f".{target.name}{TMP_MARKER}{secrets.token_hex(4)}")
+            entries.append(
+                {
+                    "path": change.path,
+                    "tmp": tmp.relative_to(self.root).as_posix(),
+                    "blob": blob_sha(change.data) if change.data is not None else None,
+                    "title": change.title,
+                }
+            )
+        _durable_write(journal, json.dumps({"message": message, "entries": entries}).encode())
+        try:
+            for change, entry in zip(changes, entries, strict=True):
+                target = self.root / change.path
+                old = target.read_bytes() if target.exists() else None
+                staged.append((change, target, old))
+                if change.data is None:
+                    if old is not None:
+                        target.unlink()
+                        _fsync_dir(target.parent)
+                else:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = self.root / entry["tmp"]
+                    _durable_write(tmp, change.data)
+                    os.replace(tmp, target)
+                    _fsync_dir(target.parent)
+            paths = [c.path for c in changes]
+            before = self._head_or_none()
+            self.git("add", "-A", "--", *paths)
+            self._commit(message, paths, author_date)
+            sha = self.head_sha()
+            if sha == before:
+                raise VaultError(
+                    "git reported success but made no commit", hint="run `vault-tool doctor`"
+                )
+        except BaseException:
+            self._roll_back(staged, entries)
+            journal.unlink(missing_ok=True)
+            raise
+        journal.unlink(missing_ok=True)
+        return sha
+
+    def commit_paths(self, paths: list[str], message: str) -> str | None:
+        """Commit files already on disk (hand edits); the sha, or None if nothing changed."""
+        before = self._head_or_none()
+        self.git("add", "-A", "--", *paths)
+        if not self.git("diff", "--cached", "--name-only", "--", *paths):
+            return None
+        self._commit(message, paths, None)
+        sha = self.head_sha()
+        return sha if sha != before else None
+
+    def repair(self) -> list[str]:
+        """Finish or discard what crashed writers left; returns the shas of repair commits.
+
+        A file that was renamed into place is committed; a temp file is removed; a path
+        whose bytes are neither the old nor the new version was edited by a person and
+        is left alone. The caller holds write_lock().
+        """
+        made = []
+        for journal in sorted(self._journal_dir.glob("*.json")):
+            try:
+                record = json.loads(journal.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                # The crash hit while the journal itself was written: no file was touched yet.
+                journal.unlink(missing_ok=True)
+                continue
+            self._clear_stale_index_lock()
+            to_commit, titles = [], []
+            for entry in record["entries"]:
+                (self.root / entry["tmp"]).unlink(missing_ok=True)
+                data = self.read_bytes(entry["path"])
+                disk = blob_sha(data) if data is not None else None
+                head = self.head_blob(entry["path"])
+                if disk == entry["blob"] and head != disk:
+                    to_commit.append(entry["path"])
+                    titles.append(entry["title"] or entry["path"])
+            if to_commit:
+                what = titles[0] if len(titles) == 1 else f"{len(titles)} memories"
+                trailers = (
+                    record["message"].split("\n\n", 1)[1] if "\n\n" in record["message"] else ""
+                )
+                message = f"Repair: commit interrupted write of {what}\n\n{trailers}"
+                sha = self.commit_paths(to_commit, message)
+                if sha:
+                    made.append(sha)
+                    log.warning("repaired an interrupted write: %s (%s)", what, sha[:10])
+            journal.unlink(missing_ok=True)
+        return made
+
+    # --- git -----------------------------------------------------------------------------
+
+    def git(self, *args: str) -> str:
+        """Run git in the vault, waiting out the user's own git index lock with backoff."""
+        import git
+
+        deadline = time.monotonic() + self.config.lock_timeout_seconds
+        delay = 0.01
+        while True:
+            try:
+                return self.repo.git.execute(["git", *args], strip_newline_in_stdout=True)
+            except git.GitCommandError as problem:
+                stderr = str(problem.stderr or "")
+                if "index.lock" in stderr and time.monotonic() < deadline:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.5)
+                    continue
+                if "index.lock" in stderr:
+                    raise VaultBusy(
+                        "git's index.lock was held for too long",
+                        hint="wait for your own git command to finish; if none is running, "
+                        "remove .git/index.lock",
+                    ) from None
+                raise VaultError(
+                    f"git {args[0]} failed: {stderr.strip() or problem}",
+                    hint="run `vault-tool doctor`; nothing was changed",
+                ) from None
+
+    def _commit(self, message: str, paths: list[str], author_date: str | None) -> None:
+        subject, _, rest = message.partition("\n\n")
+        args = ["commit", "--quiet", "-m", subject]
+        if rest.strip():
+            args += ["-m", rest.strip()]
+        if author_date:
+            self.repo.git.update_environment(
+                GIT_AUTHOR_DATE=author_date, GIT_COMMITTER_DATE=author_date
+            )
+        try:
+            self.git(*args, "--", *paths)
+        finally:
+            if author_date:
+                self.repo.git.update_environment(GIT_AUTHOR_DATE=None, GIT_COMMITTER_DATE=None)
+
+    def _head_or_none(self) -> str | None:
+        try:
+            return self.repo.head.commit.hexsha
+        except ValueError:
+            return None
+
+    def _roll_back(
+        self, staged: list[tuple[Change, Path, bytes | None]], entries: list[dict]
+    ) -> None:
+        for change, target, old in reversed(staged):
+            with contextlib.suppress(OSError):
+                if old is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    tmp = target.with_name(f".{target.name}{TMP_MARKER}{secrets.token_hex(4)}")
+                    _durable_write(tmp, old)
+                    os.replace(tmp, target)
+            log.info("rolled back %s", change.path)
+        for entry in entries:
+            (self.root / entry["tmp"]).unlink(missing_ok=True)
+        if staged:
+            with contextlib.suppress(VaultError):
+                self.git("reset", "--quiet", "--", *[c.path for c, _, _ in staged])
+
+    def _use_identity_fallback_if_needed(self) -> None:
+        if not _has_identity(self.repo):
+            self.repo.git.update_environment(
+                GIT_AUTHOR_NAME=FALLBACK_NAME,
+                GIT_AUTHOR_EMAIL=FALLBACK_EMAIL,
+                GIT_COMMITTER_NAME=FALLBACK_NAME,
+                GIT_COMMITTER_EMAIL=FALLBACK_EMAIL,
+            )
+
+    def _clear_stale_index_lock(self) -> None:
+        """Remove .git/index.lock only when no git process works in this repository."""
+        lock = self.root / ".git" / "index.lock"
+        if lock.exists() and not _git_running_in(self.root):
+            lock.unlink(missing_ok=True)
+            log.warning("removed a stale .git/index.lock left by a crashed writer")
+
+
+def _open_repo(root: Path) -> Any:
+    _clear_git_environment(root)
+    import git
+
+    try:
+        return git.Repo(root)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as problem:
+        raise VaultUnavailable(
+            f"{root} is not a git repository ({problem})",
+            hint="run `vault-tool init` there, or fix .git",
+        ) from None
+
+
+def _clear_git_environment(root: Path) -> None:
+    # A vault nested in another repository must never commit into it, and a GIT_DIR set
+    # by a hook or a shell must not redirect our writes.
+    for name in _GIT_ENV_TO_CLEAR:
+        os.environ.pop(name, None)
+    os.environ["GIT_CEILING_DIRECTORIES"] = str(root.parent)
+
+
+def _has_identity(repo: Any) -> bool:
+    reader = repo.config_reader()
+    try:
+        return bool(reader.get_value("user", "name", "")) and bool(
+            reader.get_value("user", "email", "")
+        )
+    except Exception:
+        return False
+    finally:
+        reader.release()
+
+
+def _git_running_in(root: Path) -> bool:
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True  # cannot tell: assume the owner lives
+    for pid_dir in proc.iterdir():
+        if not pid_dir.name.isdigit():
+            continue
+        try:
+            if (pid_dir / "comm").read_text().strip().startswith("git"):
+                cwd = Path(os.readlink(pid_dir / "cwd"))
+                if cwd == root or root in cwd.parents:
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _durable_write(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data) if len(data) < 2**30 else None
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_new(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.write_text(text, encoding="utf-8", newline="\n")
+
+
+def _split_stream(stream: Any) -> Iterator[str]:
+    for raw in iter(lambda: stream.read(65536), b""):
+        yield raw.decode("utf-8", "replace")
