@@ -10,13 +10,16 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool import ids, remember
+from vault_tool import ids, ranking, remember, schema
 from vault_tool import index as index_module
-from vault_tool.errors import InvalidInput, NotFound, UnparseableFile, VersionConflict
+from vault_tool import memory as memory_module
+from vault_tool.errors import Cancelled, InvalidInput, NotFound, UnparseableFile, VersionConflict
 from vault_tool.index import Index, Indexed
+from vault_tool.ledger import Ledger
 from vault_tool.memory import Memory, memory_from_delta, parse, render, utc_now
 from vault_tool.store import Change, Store, blob_sha, commit_message
 
@@ -47,6 +50,9 @@ class Vault:
         self.index = index
         self.client = _clean_client(client)
         self.root = store.root
+        self.ledger = Ledger(store.root)
+        # True while a background catch-up runs: searches then say they may miss changes.
+        self.catching_up = False
         self._problems_file = store.run_dir / "problems.json"
 
     @classmethod
@@ -268,6 +274,92 @@ class Vault:
                     )
                 )
 
+    # --- search --------------------------------------------------------------------------
+
+    def search(
+        self,
+        args: Any,
+        client: str | None = None,
+        *,
+        explain: bool = False,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> dict[str, Any]:
+        """A search call: ranked retrieval by query, or an addressed read by memory_id."""
+        if not isinstance(args, dict):
+            raise InvalidInput("arguments: must be an object", hint='send {"query": ...}')
+        schema.validate(args, "search.input.schema.json")
+        if ("query" in args) == ("memory_id" in args):
+            raise InvalidInput(
+                "send exactly one of query or memory_id",
+                hint="query ranks memories by relevance; memory_id reads one memory in full",
+                field="query",
+            )
+        if "memory_id" in args:
+            extra = sorted(set(args) - {"memory_id", "ledger"})
+            if extra:
+                raise InvalidInput(
+                    f"{extra[0]}: ranking controls and filters do not apply to a memory_id read",
+                    hint=f"remove {', '.join(extra)}, or search by query instead",
+                    field=extra[0],
+                )
+            return self.read(args["memory_id"])
+        query = args["query"].strip()
+        if not query:
+            raise InvalidInput(
+                "query: must contain words", hint="describe what to recall", field="query"
+            )
+        controls = ranking.Controls(
+            top_k=args.get("top_k", 5),
+            maximum_context_bytes=args.get("maximum_context_bytes", 12000),
+            memory_types=args.get("memory_types", []),
+            tags=args.get("tags", []),
+            since=_checked_time(args.get("since"), "since"),
+            until=_checked_time(args.get("until"), "until"),
+        )
+        with self.index.searcher() as searcher:
+            hits, total = ranking.rank(searcher, query, controls, datetime.now(UTC))
+            vault_size = searcher.doc_count()
+        words = ranking.query_words(query)
+        fitted = ranking.fit_budget(
+            [h.record["content_md"] for h in hits], controls.maximum_context_bytes
+        )
+        selected = []
+        for hit, (content, truncated) in zip(hits, fitted, strict=True):
+            delta = hit.record["semantic_delta"]
+            entry = {
+                "memory_id": hit.memory_id,
+                "version_id": hit.fields["version_id"],
+                "title": hit.fields["title"],
+                "memory_type": hit.fields["memory_type"],
+                "score": round(hit.score, 4),
+                "content_md": content,
+                "truncated": truncated,
+                "facts": ranking.matching_facts(delta["facts"], words),
+                "tags": delta["tags"],
+                "updated": hit.record["updated"],
+                "path": hit.fields["path"],
+            }
+            if hit.superseded_by:
+                entry["superseded_by"] = hit.superseded_by
+            if explain:
+                entry["score_parts"] = hit.parts
+            selected.append(entry)
+        if cancelled and cancelled():
+            raise Cancelled("the search was cancelled", hint="nothing was recorded")
+        result: dict[str, Any] = {"query": query, "selected_hits": selected, "total_matches": total}
+        if not selected:
+            result["reason"] = "empty_vault" if vault_size == 0 else "nothing_relevant"
+        if self.catching_up:
+            result["index_catching_up"] = True
+        self.ledger.record_search(
+            query=query,
+            controls={k: v for k, v in args.items() if k not in ("query", "ledger")},
+            hits=selected,
+            total_matches=total,
+            client=_clean_client(client or self.client),
+        )
+        return result
+
     # --- reading -------------------------------------------------------------------------
 
     def read(self, memory_id: str) -> dict[str, Any]:
@@ -424,6 +516,20 @@ class Vault:
         tmp = self._problems_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(problems, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, self._problems_file)
+
+
+def _checked_time(value: str | None, field_name: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        memory_module.parse_time(value)
+    except ValueError:
+        raise InvalidInput(
+            f"{field_name}: {value!r} is not a real date",
+            hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ",
+            field=field_name,
+        ) from None
+    return value
 
 
 def _problem(line: int | None, reason: str, hint: str) -> dict[str, Any]:

@@ -84,6 +84,13 @@ class VaultUnavailable(VaultError):
     exit_code = 7
 
 
+class Cancelled(VaultError):
+    """The caller cancelled the request; nothing was recorded."""
+
+    code = "cancelled"
+    exit_code = 130
+
+
 class UnparseableFile(InvalidInput):
     """A memory file that cannot be read: bad YAML, wrong field shapes, no H1."""
 

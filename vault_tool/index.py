@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vault_tool.entities import normalize_name
 from vault_tool.errors import VaultError
 from vault_tool.memory import Memory, parse_time
 
@@ -110,6 +111,7 @@ def whoosh_schema() -> Any:
         blob=fields.STORED(),
         mtime_ns=fields.STORED(),
         size=fields.STORED(),
+        mentions=fields.STORED(),
         record=fields.STORED(),
     )
 
@@ -123,7 +125,6 @@ def document(
     blob: str,
     mtime_ns: int,
     size: int,
-    entity_keys: list[str] = (),  # type: ignore[assignment]
 ) -> dict[str, Any]:
     """The index document of one memory file."""
     record = {
@@ -147,7 +148,7 @@ def document(
         "glosses": " ".join(e.gloss for e in memory.entities),
         "facts": " . ".join(f.as_text() for f in memory.facts),
         "tags": ",".join(memory.tags),
-        "entity_keys": ",".join(entity_keys),
+        "entity_keys": ",".join(f"{normalize_name(e.n)}|{e.kind}" for e in memory.entities),
         "supersedes": ",".join(memory.supersedes),
         "updated_ts": _epoch(memory.updated or memory.created),
         "expires_ts": _epoch(memory.expires_at) if memory.expires_at else 0,
@@ -156,6 +157,7 @@ def document(
         "blob": blob,
         "mtime_ns": mtime_ns,
         "size": size,
+        "mentions": [[e.n, e.kind, e.gloss] for e in memory.entities],
         "record": json.dumps(record, ensure_ascii=False),
     }
 

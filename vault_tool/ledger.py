@@ -1,0 +1,103 @@
+"""The retrieval ledger: one JSON Lines record per query search, and feedback records.
+
+Records live in .vault/ledger/<YYYY-MM>.jsonl on this machine (not in git). Appends are
+serialised with a file lock and fsynced, so a crash loses at most the record being written.
+Each record has a handle (`id`) that only operator commands see; search results never
+carry it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vault_tool.ids import new_id
+
+
+class Ledger:
+    """Append and read the retrieval ledger of one vault."""
+
+    def __init__(self, root: Path) -> None:
+        self.dir = root / ".vault" / "ledger"
+
+    def record_search(
+        self,
+        *,
+        query: str,
+        controls: dict[str, Any],
+        hits: list[dict[str, Any]],
+        total_matches: int,
+        client: str,
+    ) -> str:
+        """Append the record of one query search; returns its handle."""
+        record = {
+            "type": "search",
+            "id": new_id(),
+            "time": _now(),
+            "client": client,
+            "query": query,
+            "controls": controls,
+            "total_matches": total_matches,
+            "results": [
+                {
+                    "rank": rank,
+                    "memory_id": hit["memory_id"],
+                    "version_id": hit["version_id"],
+                    "score": hit["score"],
+                }
+                for rank, hit in enumerate(hits, 1)
+            ],
+        }
+        self._append(record)
+        return record["id"]
+
+    def record_feedback(
+        self, handle: str, helpful: list[str], unhelpful: list[str], who: str
+    ) -> str:
+        """Append an operator's judgement of a search record's results."""
+        record = {
+            "type": "feedback",
+            "id": new_id(),
+            "time": _now(),
+            "client": who,
+            "search_id": handle,
+            "helpful": helpful,
+            "unhelpful": unhelpful,
+        }
+        self._append(record)
+        return record["id"]
+
+    def records(self, kind: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every record, oldest first; a torn last line (crash mid-write) is skipped."""
+        if not self.dir.is_dir():
+            return
+        for path in sorted(self.dir.glob("*.jsonl")):
+            with path.open(encoding="utf-8") as lines:
+                for line in lines:
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    if kind is None or record.get("type") == kind:
+                        yield record
+
+    def _append(self, record: dict[str, Any]) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self.dir / f"{record['time'][:7]}.jsonl"
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

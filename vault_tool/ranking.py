@@ -1,0 +1,264 @@
+"""Turning a query and filters into ranked, budgeted hits.
+
+Score of a hit = BM25F over every field (title, body, entity names, glosses, facts, tags)
++ an entity bonus (the query matches the gloss of an entity the memory mentions, even
+when this memory glosses it more briefly), x 1.15 when pinned, x 0.5 when superseded by
+a live memory. Each part is kept so `search --explain` can show the whole score.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from vault_tool.entities import compatible, gloss_words, normalize_name
+from vault_tool.memory import parse_time
+
+TEXT_FIELDS = ("title", "body", "entities", "glosses", "facts")
+PINNED_FACTOR = 1.15
+SUPERSEDED_FACTOR = 0.5
+# The entity bonus is at most this share of the best text score of the query.
+ENTITY_WEIGHT = 0.3
+# A hit whose share of the budget would be smaller than this gets no content at all:
+# a few stray bytes help nobody.
+MIN_CONTENT_BYTES = 48
+_POOL = 50  # candidates scored before the final cut to top_k
+
+
+@dataclass
+class Controls:
+    """Ranking controls and filters of one query."""
+
+    top_k: int = 5
+    maximum_context_bytes: int = 12000
+    memory_types: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    since: str | None = None
+    until: str | None = None
+
+
+@dataclass(eq=False)
+class Hit:
+    """One ranked memory with the parts of its score."""
+
+    fields: dict[str, Any]
+    parts: dict[str, float]
+    superseded_by: list[str] = field(default_factory=list)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """Content and semantic delta, decoded only for the hits that are returned."""
+        if "_record" not in self.__dict__:
+            self.__dict__["_record"] = json.loads(self.fields["record"])
+        return self.__dict__["_record"]
+
+    @property
+    def memory_id(self) -> str:
+        return self.fields["memory_id"]
+
+    @property
+    def score(self) -> float:
+        p = self.parts
+        return (p.get("text", 0.0) + p.get("entity", 0.0) + p.get("feedback", 0.0)) * p.get(
+            "factor", 1.0
+        )
+
+
+def query_words(text: str) -> list[str]:
+    """The analysed words of a query (stemmed, accent-folded, stop words dropped)."""
+    from vault_tool.index import text_analyzer
+
+    seen: dict[str, None] = {}
+    for token in text_analyzer()(text):
+        seen.setdefault(token.text, None)
+    return list(seen)
+
+
+def rank(searcher: Any, text: str, controls: Controls, now: datetime) -> tuple[list[Hit], int]:
+    """The top hits for a query and how many memories matched it."""
+    from whoosh import query as q
+
+    words = query_words(text)
+    raw_words = [w.lower() for w in text.split() if w.strip()]
+    if not words and not raw_words:
+        return [], 0
+    per_word = [q.Or([q.Term(f, w) for f in TEXT_FIELDS] + [q.Term("tags", w)]) for w in words] + [
+        q.Term("tags", w) for w in raw_words if w not in words
+    ]
+    main = q.Or(per_word, scale=0.9)
+    restrict, mask = _filters(controls, now)
+    results = searcher.search(main, limit=_POOL, filter=restrict, mask=mask)
+    total = len(results)
+    hits: dict[int, Hit] = {}
+    for found in results:
+        hits[found.docnum] = _hit(found.fields(), {"text": float(found.score)})
+    best_text = max((h.parts["text"] for h in hits.values()), default=1.0) or 1.0
+    for docnum, bonus in _entity_bonus(searcher, words, restrict, mask).items():
+        hit = hits.get(docnum)
+        if hit is None:
+            hit = hits[docnum] = _hit(searcher.stored_fields(docnum), {"text": 0.0})
+            total += 1
+        hit.parts["entity"] = round(bonus * best_text * ENTITY_WEIGHT, 6)
+    for hit in hits.values():
+        if hit.fields.get("pinned"):
+            hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR
+    ordered = sorted(hits.values(), key=lambda h: (-h.score, h.fields["path"]))
+    ordered = _place_superseded(searcher, ordered, restrict, mask)
+    return ordered[: controls.top_k], total
+
+
+def _hit(fields: dict[str, Any], parts: dict[str, float]) -> Hit:
+    return Hit(fields=fields, parts=parts)
+
+
+def _filters(controls: Controls, now: datetime) -> tuple[Any, Any]:
+    from whoosh import query as q
+
+    required = []
+    if controls.memory_types:
+        required.append(q.Or([q.Term("memory_type", t) for t in controls.memory_types]))
+    required.extend(q.Term("tags", t.lower()) for t in controls.tags)
+    if controls.since or controls.until:
+        start = int(parse_time(controls.since).timestamp()) if controls.since else None
+        end = _end_of(controls.until) if controls.until else None
+        required.append(q.NumericRange("updated_ts", start, end))
+    restrict = q.And(required) if required else None
+    # Never returned: dismissed memories, and memories whose expiry has passed.
+    mask = q.Or([
+        q.Term("status", "dismissed"),
+        q.NumericRange("expires_ts", 1, int(now.timestamp())),
+    ])  # fmt: skip
+    return restrict, mask
+
+
+def _end_of(value: str) -> int:
+    moment = parse_time(value)
+    if len(value.strip()) == 10:  # a date means the whole day
+        moment += timedelta(days=1, seconds=-1)
+    return int(moment.timestamp())
+
+
+def _entity_bonus(searcher: Any, words: list[str], restrict: Any, mask: Any) -> dict[int, float]:
+    """docnum -> share of the query words that a gloss of an entity it mentions matches."""
+    from whoosh import query as q
+
+    if not words:
+        return {}
+    wanted = set(words)
+    gloss_hits = searcher.search(q.Or([q.Term("glosses", w) for w in words]), limit=20, mask=mask)
+    matched: dict[tuple[str, str], tuple[str, float]] = {}
+    for found in gloss_hits:
+        for name, kind, gloss in found["mentions"]:
+            # Words of the name are scored by the text match already; the bonus is for
+            # what the gloss adds (Ana *the designer*).
+            extra = (gloss_words(gloss) - gloss_words(name)) & wanted
+            strength = len(extra) / len(wanted)
+            key = (normalize_name(name), kind)
+            if strength > matched.get(key, ("", 0.0))[1]:
+                matched[key] = (gloss, strength)
+    bonus: dict[int, float] = {}
+    for (name, kind), (gloss, strength) in matched.items():
+        candidates = searcher.search(
+            q.Term("entity_keys", f"{name}|{kind}"), limit=200, filter=restrict, mask=mask
+        )
+        for found in candidates:
+            if any(
+                normalize_name(n) == name and k == kind and compatible(g, gloss)
+                for n, k, g in found["mentions"]
+            ):
+                bonus[found.docnum] = max(bonus.get(found.docnum, 0.0), strength)
+    return bonus
+
+
+def _place_superseded(searcher: Any, ordered: list[Hit], restrict: Any, mask: Any) -> list[Hit]:
+    """Demote superseded hits and put each right below what replaced it (adding it if absent)."""
+    from whoosh import query as q
+
+    by_id = {h.memory_id: h for h in ordered}
+    superseded = _superseded_ids(searcher)
+    for hit in list(ordered):
+        if hit.memory_id not in superseded:
+            continue
+        replacements = searcher.search(q.Term("supersedes", hit.memory_id), limit=5, mask=mask)
+        hit.superseded_by = [r["memory_id"] for r in replacements]
+        if not hit.superseded_by:
+            continue
+        hit.parts["factor"] = hit.parts.get("factor", 1.0) * SUPERSEDED_FACTOR
+        for found in replacements:
+            if found["memory_id"] not in by_id:
+                replacement = _hit(found.fields(), {"text": hit.parts.get("text", 0.0)})
+                replacement.parts["entity"] = hit.parts.get("entity", 0.0)
+                by_id[replacement.memory_id] = replacement
+                ordered.append(replacement)
+    ordered.sort(key=lambda h: (-h.score, h.fields["path"]))
+    result: list[Hit] = []
+    for hit in ordered:
+        if hit in result:
+            continue
+        pending = [by_id[r] for r in hit.superseded_by if r in by_id and by_id[r] not in result]
+        result.extend(pending)
+        result.append(hit)
+    return result
+
+
+def _superseded_ids(searcher: Any) -> frozenset[str]:
+    """Ids that some memory lists in supersedes (cached per index generation)."""
+    reader = searcher.reader()
+    cached = getattr(reader, "_vault_superseded", None)
+    if cached is None:
+        cached = frozenset(
+            t.decode() if isinstance(t, bytes) else t for t in reader.lexicon("supersedes")
+        )
+        reader._vault_superseded = cached
+    return cached
+
+
+# --- the byte budget -------------------------------------------------------------------------
+
+
+def fit_budget(texts: list[str], budget: int) -> list[tuple[str, bool]]:
+    """Cut texts, in rank order, so their UTF-8 sizes sum to at most budget; flag cut ones."""
+    out = []
+    left = budget
+    for text in texts:
+        size = len(text.encode("utf-8"))
+        if size <= left:
+            out.append((text, False))
+            left -= size
+            continue
+        cut = clean_cut(text, left) if left >= MIN_CONTENT_BYTES else ""
+        left -= len(cut.encode("utf-8"))
+        out.append((cut, True))
+    return out
+
+
+def clean_cut(text: str, limit: int) -> str:
+    """The longest prefix of text within limit UTF-8 bytes that ends on a clean boundary.
+
+    Prefers the end of a paragraph, then of a line, then of a sentence, then a space;
+    never splits a character.
+    """
+    if limit <= 0:
+        return ""
+    prefix = text.encode("utf-8")[:limit].decode("utf-8", "ignore")
+    for boundary in ("\n\n", "\n", ". ", " "):
+        at = prefix.rfind(boundary)
+        if at >= len(prefix) // 3 and at > 0:
+            return prefix[: at + (1 if boundary == ". " else 0)].rstrip()
+    return prefix
+
+
+def matching_facts(facts: list[dict[str, Any]], words: list[str]) -> list[dict[str, Any]]:
+    """The facts that share a word with the query; all facts when none does."""
+    from vault_tool.index import text_analyzer
+
+    analyzer = text_analyzer()
+    wanted = set(words)
+    chosen = [
+        f
+        for f in facts
+        if wanted & {t.text for t in analyzer(f"{f['subject']} {f['predicate']} {f['object']}")}
+    ]
+    return chosen or facts
