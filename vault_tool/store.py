@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -105,6 +106,10 @@ class Store:
         self.run_dir = root / ".vault" / "run"
         self._journal_dir = self.run_dir / "journal"
         self._lock: Any = None
+        # Threads of one process queue here before the cross-process file lock, and take
+        # turns on GitPython's persistent `git cat-file` helper, which is not thread-safe.
+        self._threads = threading.RLock()
+        self._repo_mutex = threading.RLock()
 
     # --- opening and creating ------------------------------------------------------------
 
@@ -185,17 +190,23 @@ class Store:
         if self._lock is None:
             self._lock = FileLock(str(self.run_dir / "write.lock"))
         wait = self.config.lock_timeout_seconds if timeout is None else timeout
+        busy = VaultBusy(
+            f"another writer held the vault lock for {wait:.0f} s",
+            hint="retry in a moment; if it persists, `vault-tool doctor` shows who holds it",
+        )
+        if not self._threads.acquire(timeout=wait):
+            raise busy
         try:
-            self._lock.acquire(timeout=wait)
-        except Timeout:
-            raise VaultBusy(
-                f"another writer held the vault lock for {wait:.0f} s",
-                hint="retry in a moment; if it persists, `vault-tool doctor` shows who holds it",
-            ) from None
-        try:
-            yield
+            try:
+                self._lock.acquire(timeout=wait)
+            except Timeout:
+                raise busy from None
+            try:
+                yield
+            finally:
+                self._lock.release()
         finally:
-            self._lock.release()
+            self._threads.release()
 
     # --- reading -------------------------------------------------------------------------
 
@@ -261,7 +272,8 @@ class Store:
     def head_blob(self, relpath: str) -> str | None:
         """The blob sha of relpath in HEAD, or None if HEAD does not have it."""
         try:
-            return (self.repo.head.commit.tree / relpath).hexsha
+            with self._repo_mutex:
+                return (self.repo.head.commit.tree / relpath).hexsha
         except (KeyError, ValueError):
             return None
 
@@ -331,13 +343,25 @@ class Store:
     def show_file(self, sha: str, relpath: str) -> bytes | None:
         """A file's bytes as of a commit, or None if it did not exist there."""
         try:
-            return (self.repo.commit(sha).tree / relpath).data_stream.read()
+            with self._repo_mutex:
+                return (self.repo.commit(sha).tree / relpath).data_stream.read()
         except (KeyError, ValueError):
             return None
 
     def diff(self, sha: str, relpath: str) -> str:
         """The patch a commit made to a file."""
         return self.git("show", "--format=", "--patch", sha, "--", relpath)
+
+    def uncommitted_paths(self) -> list[str]:
+        """Memory files that differ from HEAD: modified, new (untracked) or deleted."""
+        out = self.git(
+            "-c", "core.quotepath=off", "status", "--porcelain=v1", "-z", "-uall", "--no-renames"
+        )
+        paths = []
+        for record in out.split("\0"):
+            if len(record) > 3 and is_memory_path(record[3:]):
+                paths.append(record[3:])
+        return paths
 
     def commit_exists(self, sha: str) -> bool:
         """Whether sha names a commit of this repository."""
@@ -495,8 +519,8 @@ class Store:
 
     def _head_or_none(self) -> str | None:
         try:
-            return self.repo.head.commit.hexsha
-        except ValueError:
+            return self.head_sha()
+        except VaultError:
             return None
 
     def _roll_back(

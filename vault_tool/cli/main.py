@@ -115,9 +115,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from vault_tool.cli import memories, setup
+    from vault_tool.cli import maintenance, memories, search, setup
 
-    for module in (setup, memories):
+    for module in (setup, search, memories, maintenance):
         for command in module.COMMANDS:
             cli.add_command(command)
 

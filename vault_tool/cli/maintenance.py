@@ -1,0 +1,75 @@
+"""Keeping the vault in step: reindex, watch, commit."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any
+
+import click
+
+from vault_tool.cli.main import emit, open_vault, progress_callback, vault_options
+
+
+@click.command()
+@vault_options
+def reindex(vault_path: str | None, as_json: bool) -> None:
+    """Rebuild the search index from the files (the index is only a cache)."""
+    with open_vault(vault_path, catch_up=False) as vault:
+        report = vault.reindex(progress=progress_callback("Indexing"))
+    result = {"indexed": len(report.indexed), "problems": report.problems}
+
+    def render(out: Any) -> None:
+        out.print(f"Indexed {len(report.indexed)} memories.")
+        for path, problem in report.problems.items():
+            out.print(f"[yellow]{path}:{problem['line'] or ''} {problem['reason']}[/yellow]")
+
+    emit(result, as_json, render)
+
+
+@click.command()
+@vault_options
+def watch(vault_path: str | None, as_json: bool) -> None:
+    """Watch the folder in the foreground: index and commit hand edits until Ctrl-C.
+
+    Servers already do this; use it when you edit by hand with no server running. If
+    another process leads the watching, this one stands by and takes over if it stops.
+    """
+    from vault_tool.watcher import Watcher
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with open_vault(vault_path, catch_up=False) as vault:
+        watcher = Watcher(vault).start()
+        if not as_json:
+            click.echo(f"Watching {vault.root} (Ctrl-C to stop)", err=True)
+        try:
+            stop.wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            watcher.stop()
+
+
+@click.command()
+@vault_options
+def commit(vault_path: str | None, as_json: bool) -> None:
+    """Commit hand edits now, one commit per memory ("Hand edit: <title>").
+
+    For vaults with auto_commit = false in .vault/config.toml. Files that do not parse
+    or that hold a secret are reported and left uncommitted.
+    """
+    with open_vault(vault_path, catch_up=False) as vault:
+        report = vault.sync_paths(vault.store.uncommitted_paths(), commit=True)
+    result = {"committed": report.indexed + report.removed, "problems": report.problems}
+
+    def render(out: Any) -> None:
+        out.print(f"Committed {len(result['committed'])} hand edits.")
+        for path, problem in report.problems.items():
+            where = f"{path}:{problem['line'] or ''}"
+            out.print(f"[yellow]{where} {problem['reason']} ({problem['hint']})[/yellow]")
+
+    emit(result, as_json, render)
+
+
+COMMANDS = [reindex, watch, commit]

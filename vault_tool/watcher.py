@@ -1,0 +1,200 @@
+"""watchdog events -> debounced sync -> engine, in exactly one process per vault.
+
+Every process that opens a vault for long (a server, `vault-tool watch`) runs a Watcher.
+The one that holds the OS lock on .vault/run/leader.lock leads: it watches the folder,
+commits hand edits and keeps the index in step. The others retry the lock every second,
+so when the leader dies (the kernel drops its lock) one of them takes over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from vault_tool.engine import Vault
+from vault_tool.errors import VaultError
+from vault_tool.store import is_memory_path
+
+log = logging.getLogger(__name__)
+
+LEADER_RETRY_SECONDS = 1.0
+HEARTBEAT_SECONDS = 1.0
+# A file that never goes quiet (a log someone appends to) is still taken in this often.
+MAX_DELAY_SECONDS = 5.0
+_TICK = 0.05
+
+
+class Watcher:
+    """Leads watching the vault when it can; otherwise stands by to take over."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.root = vault.root
+        self.debounce = vault.store.config.debounce_ms / 1000
+        self.leading = threading.Event()
+        self.ready = threading.Event()  # set once the leader has caught up with the folder
+        self._stop = threading.Event()
+        self._pending: dict[str, tuple[float, float]] = {}  # path -> (first, last) event time
+        self._rescan = False
+        self._mutex = threading.Lock()
+        self._lock_fd: int | None = None
+        self._observer: Any = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Watcher:
+        """Start standing by (and leading as soon as the leader lock is free)."""
+        self._thread = threading.Thread(target=self._run, name="vault-watcher", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop watching, finish nothing half-way, release leadership."""
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout)
+        self._stop_observer()
+        self._release()
+
+    # --- leadership ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if not self._try_lead():
+                self._stop.wait(LEADER_RETRY_SECONDS)
+                continue
+            try:
+                self._lead()
+            except Exception:
+                log.exception("the watcher failed; it stands down and retries")
+                self._stop_observer()
+                self._release()
+                self._stop.wait(LEADER_RETRY_SECONDS)
+
+    def _try_lead(self) -> bool:
+        path = self.vault.store.run_dir / "leader.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._lock_fd = fd
+        self.leading.set()
+        return True
+
+    def _release(self) -> None:
+        self.leading.clear()
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                (self.vault.store.run_dir / "leader.json").unlink()
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _lead(self) -> None:
+        started = time.time()
+        self._heartbeat(started)
+        self._start_observer()
+        # Changes made while no process watched: hand edits, `git pull`, branch switches.
+        self._sync_everything()
+        self.ready.set()
+        last_beat = time.monotonic()
+        while not self._stop.is_set():
+            self._stop.wait(_TICK)
+            if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                self._heartbeat(started)
+                last_beat = time.monotonic()
+            self._flush()
+
+    def _heartbeat(self, started: float) -> None:
+        info = {
+            "pid": os.getpid(),
+            "client": self.vault.client,
+            "since": started,
+            "heartbeat": time.time(),
+        }
+        path = self.vault.store.run_dir / "leader.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info))
+        os.replace(tmp, path)
+
+    # --- events ----------------------------------------------------------------------------
+
+    def _start_observer(self) -> None:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                watcher._on_event(event)
+
+        self._observer = Observer()
+        self._observer.schedule(Handler(), str(self.root), recursive=True)
+        self._observer.start()
+
+    def _stop_observer(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            with contextlib.suppress(RuntimeError):
+                self._observer.join(2.0)
+            self._observer = None
+
+    def _on_event(self, event: Any) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        now = time.monotonic()
+        for raw in (event.src_path, getattr(event, "dest_path", "")):
+            if not raw:
+                continue
+            path = os.fsdecode(raw)
+            try:
+                rel = Path(path).relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+            if rel.startswith((".git/", ".vault/")) or rel in (".git", ".vault"):
+                continue
+            with self._mutex:
+                if event.is_directory:
+                    # A folder moved or deleted as a whole: its files get no events of their own.
+                    if event.event_type in ("moved", "deleted", "created"):
+                        self._rescan = True
+                elif is_memory_path(rel):
+                    first = self._pending.get(rel, (now, now))[0]
+                    self._pending[rel] = (first, now)
+
+    def _flush(self) -> None:
+        now = time.monotonic()
+        with self._mutex:
+            rescan, self._rescan = self._rescan, False
+            due = [
+                p
+                for p, (first, last) in self._pending.items()
+                if now - last >= self.debounce or now - first >= MAX_DELAY_SECONDS
+            ]
+            for path in due:
+                del self._pending[path]
+        try:
+            if due:
+                self.vault.sync_paths(due)
+            if rescan:
+                self._sync_everything()
+        except VaultError as problem:
+            log.warning("could not take in changes (%s); retrying", problem)
+            with self._mutex:
+                for path in due:
+                    self._pending.setdefault(path, (now, now))
+
+    def _sync_everything(self) -> None:
+        self.vault.catching_up = True
+        try:
+            self.vault.take_in_offline_changes()
+        finally:
+            self.vault.catching_up = False
