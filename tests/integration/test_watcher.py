@@ -1,0 +1,217 @@
+"""The watcher with a real watchdog observer: hand edits, moves, atomic saves, broken files,
+catch-up after changes made while stopped, and leadership across processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import create_args, git
+from vault_tool.engine import Vault
+from vault_tool.watcher import Watcher
+
+NOTE = "---\nmemory_type: note\ntitle: {title}\n---\n# {title}\n\n{body}\n"
+
+
+def eventually(check: Callable[[], object], timeout: float = 5.0) -> object:
+    """Poll until check() is truthy; fail with the last value after timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            assert value, f"not true within {timeout} s"
+            return value
+        time.sleep(0.02)
+
+
+def titles(vault: Vault, query: str) -> list[str]:
+    return [h["title"] for h in vault.search({"query": query, "top_k": 10})["selected_hits"]]
+
+
+def subjects(path: Path, n: int = 5) -> list[str]:
+    return git(path, "log", f"-{n}", "--format=%s").splitlines()
+
+
+@pytest.fixture
+def watched(vault: Vault) -> Iterator[Vault]:
+    watcher = Watcher(vault).start()
+    assert watcher.ready.wait(10)
+    yield vault
+    watcher.stop()
+
+
+def test_new_file_and_hand_edit_become_searchable_and_committed(watched, vault_path):
+    note = vault_path / "notes" / "wombat.md"
+    note.parent.mkdir()
+    note.write_text(NOTE.format(title="Wombats dig burrows", body="Cube-shaped droppings."))
+    eventually(lambda: titles(watched, "cube droppings") == ["Wombats dig burrows"])
+    eventually(lambda: subjects(vault_path, 1) == ["Hand edit: Wombats dig burrows"])
+    note.write_text(NOTE.format(title="Wombats dig burrows", body="They sleep in the day."))
+    eventually(lambda: titles(watched, "sleep day") == ["Wombats dig burrows"])
+    assert titles(watched, "cube droppings") == []
+    eventually(lambda: git(vault_path, "status", "--porcelain") == "")
+    assert git(vault_path, "log", "-1", "--format=%B").endswith("Client: hand-edit")
+    assert watched.search({"memory_id": "notes/wombat"})["version_id"] == git(
+        vault_path, "rev-parse", "HEAD"
+    )
+
+
+def test_delete_and_move_are_taken_in(watched, vault_path):
+    made = watched.remember(create_args("Wombats dig burrows"))
+    source = vault_path / made["path"]
+    target = vault_path / "animals" / "wombats.md"
+    target.parent.mkdir()
+    os.rename(source, target)
+    eventually(
+        lambda: watched.search({"memory_id": made["memory_id"]})["path"] == "animals/wombats.md"
+    )
+    eventually(lambda: git(vault_path, "status", "--porcelain") == "")
+    assert subjects(vault_path, 1) == ["Hand edit: Wombats dig burrows"]
+    target.unlink()
+    eventually(lambda: titles(watched, "wombats") == [])
+    eventually(lambda: git(vault_path, "status", "--porcelain") == "")
+
+
+def test_editor_style_atomic_save_is_one_clean_commit(watched, vault_path):
+    made = watched.remember(create_args("Wombats dig burrows"))
+    before = int(git(vault_path, "rev-list", "--count", "HEAD"))
+    path = vault_path / made["path"]
+    text = path.read_text().replace("She took it over.", "Burrows are long.")
+    tmp = path.with_name(f".{path.name}.swp")
+    backup = path.with_name(path.name + "~")
+    tmp.write_text(text)
+    os.replace(path, backup)  # some editors keep the old file as a backup
+    os.replace(tmp, path)
+    backup.unlink()
+    eventually(lambda: titles(watched, "burrows long") == ["Wombats dig burrows"])
+    eventually(lambda: git(vault_path, "status", "--porcelain") == "")
+    assert int(git(vault_path, "rev-list", "--count", "HEAD")) == before + 1
+    assert git(vault_path, "show", "--name-only", "--format=", "HEAD") == made["path"]
+
+
+def test_broken_yaml_keeps_the_last_good_version_and_is_reported(watched, vault_path):
+    made = watched.remember(create_args("Wombats dig burrows", body="Cube-shaped droppings."))
+    path = vault_path / made["path"]
+    head = git(vault_path, "rev-parse", "HEAD")
+    path.write_text("---\ntitle: [broken\n---\n# Wombats\n\nNew words here.\n")
+    eventually(lambda: made["path"] in watched.problems())
+    problem = watched.problems()[made["path"]]
+    assert problem["line"] and "YAML" in problem["reason"]
+    assert titles(watched, "cube droppings") == ["Wombats dig burrows"]
+    assert titles(watched, "new words") == []
+    assert git(vault_path, "rev-parse", "HEAD") == head  # the broken state is not committed
+    path.write_text(path.read_text().replace("[broken", "Wombats fixed"))
+    eventually(lambda: made["path"] not in watched.problems())
+    eventually(lambda: subjects(vault_path, 1) == ["Hand edit: Wombats fixed"])
+
+
+def test_a_hand_edit_holding_a_secret_is_not_committed(watched, vault_path):
+    note = vault_path / "notes.md"
+    key = "AKIA" + "IOSFODNN7" + "EXAMPLE"
+    note.write_text(f"# Keys\n\nThe key is {key}\n")
+    eventually(lambda: "notes.md" in watched.problems())
+    assert "aws" in watched.problems()["notes.md"]["reason"]
+    assert key not in git(vault_path, "log", "-p", "--all")
+    assert titles(watched, "keys") == []
+
+
+def test_catch_up_after_edits_made_while_stopped(vault_path):
+    with Vault.open(vault_path) as vault:
+        made = vault.remember(create_args("Wombats dig burrows", body="Cube-shaped droppings."))
+    path = vault_path / made["path"]
+    path.write_text(path.read_text().replace("Cube-shaped droppings.", "Nocturnal grazers."))
+    (vault_path / "new.md").write_text("# Platypus facts\n\nThey lay eggs.\n")
+    with Vault.open(vault_path) as vault:
+        watcher = Watcher(vault).start()
+        try:
+            assert watcher.ready.wait(10)
+            assert titles(vault, "nocturnal grazers") == ["Wombats dig burrows"]
+            assert titles(vault, "lay eggs") == ["Platypus facts"]
+            assert git(vault_path, "status", "--porcelain") == ""
+            assert set(subjects(vault_path, 2)) == {
+                "Hand edit: Wombats dig burrows",
+                "Hand edit: Platypus facts",
+            }
+        finally:
+            watcher.stop()
+
+
+def test_catch_up_after_checkout_of_an_older_commit(vault_path):
+    with Vault.open(vault_path) as vault:
+        made = vault.remember(create_args("Wombats dig burrows", body="Cube-shaped droppings."))
+        old = made["version_id"]
+        vault.remember({
+            "mode": "update", "memory_id": made["memory_id"], "expected_version_id": old,
+            "content_md": "# Wombats dig burrows\n\nNocturnal grazers.\n",
+            "semantic_delta": create_args("Wombats dig burrows")["semantic_delta"],
+        })  # fmt: skip
+        assert titles(vault, "nocturnal grazers") == ["Wombats dig burrows"]
+    git(vault_path, "checkout", "--quiet", old)
+    with Vault.open(vault_path) as vault:
+        assert titles(vault, "nocturnal grazers") == []
+        assert titles(vault, "cube droppings") == ["Wombats dig burrows"]
+        assert vault.read(made["memory_id"])["version_id"] == old
+
+
+def _spawn(code: str, vault_path: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(vault_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
+
+
+def test_a_write_in_one_process_is_found_by_another_within_two_seconds(vault, vault_path):
+    writer = _spawn(
+        "import sys\n"
+        "from vault_tool.engine import Vault\n"
+        "from tests.helpers import create_args\n"
+        "with Vault.open(sys.argv[1]) as v:\n"
+        "    v.remember(create_args('Written elsewhere', body='Quokkas smile.'))\n",
+        vault_path,
+    )
+    _, err = writer.communicate(timeout=30)
+    assert writer.returncode == 0, err
+    started = time.monotonic()
+    eventually(lambda: titles(vault, "quokkas smile") == ["Written elsewhere"], timeout=2.0)
+    assert time.monotonic() - started < 2.0
+
+
+def test_when_the_leader_dies_another_process_takes_over_watching(vault, vault_path):
+    leader = _spawn(
+        "import sys, time\n"
+        "from vault_tool.engine import Vault\n"
+        "from vault_tool.watcher import Watcher\n"
+        "v = Vault.open(sys.argv[1])\n"
+        "w = Watcher(v).start()\n"
+        "w.ready.wait(10)\n"
+        "print('leading', w.leading.is_set(), flush=True)\n"
+        "time.sleep(60)\n",
+        vault_path,
+    )
+    try:
+        assert leader.stdout.readline().strip() == "leading True"
+        standby = Watcher(vault).start()
+        try:
+            time.sleep(1.5)
+            assert not standby.leading.is_set()
+            leader.send_signal(signal.SIGKILL)
+            leader.wait(5)
+            eventually(standby.leading.is_set, timeout=5)
+            (vault_path / "after.md").write_text("# Taken over\n\nThe standby leads now.\n")
+            eventually(lambda: titles(vault, "standby leads") == ["Taken over"])
+            eventually(lambda: subjects(vault_path, 1) == ["Hand edit: Taken over"])
+        finally:
+            standby.stop()
+    finally:
+        leader.kill()
+        leader.wait(5)
