@@ -65,7 +65,8 @@ class Vault:
         return vault
 
     def close(self) -> None:
-        """Release the index and every git helper process."""
+        """Flush the ledger, release the index and every git helper process."""
+        self.ledger.flush()
         self.index.close()
         self.store.close()
 

@@ -1,7 +1,9 @@
 """The retrieval ledger: one JSON Lines record per query search, and feedback records.
 
-Records live in .vault/ledger/<YYYY-MM>.jsonl on this machine (not in git). Appends are
-serialised with a file lock and fsynced, so a crash loses at most the record being written.
+Records live in .vault/ledger/<YYYY-MM>.jsonl on this machine (not in git). Each record is
+one append under a file lock, so a crashed process loses at most the record it was writing.
+The fsync that protects against power loss is batched: it runs within FSYNC_DELAY seconds
+of a write (and at close), which keeps a disk flush off every search.
 Each record has a handle (`id`) that only operator commands see; search results never
 carry it.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,12 +21,17 @@ from typing import Any
 
 from vault_tool.ids import new_id
 
+FSYNC_DELAY = 0.2
+
 
 class Ledger:
     """Append and read the retrieval ledger of one vault."""
 
     def __init__(self, root: Path) -> None:
         self.dir = root / ".vault" / "ledger"
+        self._unsynced: set[Path] = set()
+        self._guard = threading.Lock()
+        self._timer: threading.Timer | None = None
 
     def record_search(
         self,
@@ -94,9 +102,28 @@ class Ledger:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             os.write(fd, line)
-            os.fsync(fd)
         finally:
             os.close(fd)
+        with self._guard:
+            self._unsynced.add(path)
+            if self._timer is None:
+                self._timer = threading.Timer(FSYNC_DELAY, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def flush(self) -> None:
+        """fsync every ledger file written since the last flush."""
+        with self._guard:
+            paths, self._unsynced = self._unsynced, set()
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+        for path in paths:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 def _now() -> str:

@@ -1,6 +1,7 @@
 """Turning a query and filters into ranked, budgeted hits.
 
-Score of a hit = BM25F over every field (title, body, entity names, glosses, facts, tags)
+Score of a hit = BM25 over every field (title, body, entity names, glosses, facts, tags,
+weighted by repetition in one field)
 + an entity bonus (the query matches the gloss of an entity the memory mentions, even
 when this memory glosses it more briefly), x 1.15 when pinned, x 0.5 when superseded by
 a live memory. Each part is kept so `search --explain` can show the whole score.
@@ -16,7 +17,12 @@ from typing import Any
 from vault_tool.entities import compatible, gloss_words, normalize_name
 from vault_tool.memory import parse_time
 
-TEXT_FIELDS = ("title", "body", "entities", "glosses", "facts")
+# A word in more than this share of all memories is dropped when the query has rarer ones.
+COMMON_SHARE = 0.2
+# At most this many entities whose glosses match the query give a bonus.
+MATCHED_ENTITIES = 3
+# Memories the text did not match are added for an entity mentioned in at most this many.
+EXPANSION_LIMIT = 100
 PINNED_FACTOR = 1.15
 SUPERSEDED_FACTOR = 0.5
 # The entity bonus is at most this share of the best text score of the query.
@@ -80,22 +86,26 @@ def rank(searcher: Any, text: str, controls: Controls, now: datetime) -> tuple[l
     """The top hits for a query and how many memories matched it."""
     from whoosh import query as q
 
-    words = query_words(text)
-    raw_words = [w.lower() for w in text.split() if w.strip()]
-    if not words and not raw_words:
+    words = distinctive_words(searcher, query_words(text))
+    if not words:
         return [], 0
-    per_word = [q.Or([q.Term(f, w) for f in TEXT_FIELDS] + [q.Term("tags", w)]) for w in words] + [
-        q.Term("tags", w) for w in raw_words if w not in words
-    ]
-    main = q.Or(per_word, scale=0.9)
-    restrict, mask = _filters(controls, now)
-    results = searcher.search(main, limit=_POOL, filter=restrict, mask=mask)
+    allow, hidden = _filters(searcher, controls, now)
+    if allow is not None and not allow:
+        return [], 0  # (Whoosh reads an empty filter as no filter at all)
+    pool = max(controls.top_k * 3, 15)
+    # optimize=False: block-quality skipping costs more than it saves at this pool size,
+    # and without it the collector counts every match, so total_matches is exact and free.
+    results = searcher.search(
+        q.Or([q.Term("all", w) for w in words]),
+        limit=pool,
+        filter=allow,
+        mask=hidden,
+        optimize=False,
+    )
     total = len(results)
-    hits: dict[int, Hit] = {}
-    for found in results:
-        hits[found.docnum] = _hit(found.fields(), {"text": float(found.score)})
+    hits: dict[int, Hit] = {f.docnum: _hit(f.fields(), {"text": float(f.score)}) for f in results}
     best_text = max((h.parts["text"] for h in hits.values()), default=1.0) or 1.0
-    for docnum, bonus in _entity_bonus(searcher, words, restrict, mask).items():
+    for docnum, bonus in _entity_bonus(searcher, words, allow, hidden, hits).items():
         hit = hits.get(docnum)
         if hit is None:
             hit = hits[docnum] = _hit(searcher.stored_fields(docnum), {"text": 0.0})
@@ -105,15 +115,29 @@ def rank(searcher: Any, text: str, controls: Controls, now: datetime) -> tuple[l
         if hit.fields.get("pinned"):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR
     ordered = sorted(hits.values(), key=lambda h: (-h.score, h.fields["path"]))
-    ordered = _place_superseded(searcher, ordered, restrict, mask)
+    ordered = _place_superseded(searcher, ordered, hidden)
     return ordered[: controls.top_k], total
+
+
+def distinctive_words(searcher: Any, words: list[str]) -> list[str]:
+    """The query words that occur in the vault, without the very common ones.
+
+    A word found in more than COMMON_SHARE of all memories adds little to BM25 but costs
+    the most to match; it is dropped when the query has a rarer word.
+    """
+    present = {w: searcher.doc_frequency("all", w) for w in words}
+    present = {w: df for w, df in present.items() if df}
+    limit = COMMON_SHARE * max(searcher.doc_count(), 1)
+    rare = [w for w, df in present.items() if df <= limit]
+    return rare or sorted(present, key=present.__getitem__)[:1]
 
 
 def _hit(fields: dict[str, Any], parts: dict[str, float]) -> Hit:
     return Hit(fields=fields, parts=parts)
 
 
-def _filters(controls: Controls, now: datetime) -> tuple[Any, Any]:
+def _filters(searcher: Any, controls: Controls, now: datetime) -> tuple[set | None, set | None]:
+    """(allowed docnums or None for all, hidden docnums or None for none)."""
     from whoosh import query as q
 
     required = []
@@ -124,13 +148,29 @@ def _filters(controls: Controls, now: datetime) -> tuple[Any, Any]:
         start = int(parse_time(controls.since).timestamp()) if controls.since else None
         end = _end_of(controls.until) if controls.until else None
         required.append(q.NumericRange("updated_ts", start, end))
-    restrict = q.And(required) if required else None
-    # Never returned: dismissed memories, and memories whose expiry has passed.
-    mask = q.Or([
-        q.Term("status", "dismissed"),
-        q.NumericRange("expires_ts", 1, int(now.timestamp())),
-    ])  # fmt: skip
-    return restrict, mask
+    allow = set(searcher.docs_for_query(q.And(required))) if required else None
+    dismissed, expiring = _hidden_parts(searcher)
+    moment = now.timestamp()
+    hidden = dismissed | {docnum for docnum, at in expiring if at <= moment}
+    # Plain sets: Whoosh tests a filter's truth once per document, and a BitSet's truth
+    # test scans every byte of it.
+    return allow, hidden or None
+
+
+def _hidden_parts(searcher: Any) -> tuple[set[int], list[tuple[int, int]]]:
+    """Dismissed docnums, and (docnum, expiry) of memories that expire: cached per reader."""
+    from whoosh import query as q
+
+    reader = searcher.reader()
+    cached = getattr(reader, "_vault_hidden", None)
+    if cached is None:
+        dismissed = set(searcher.docs_for_query(q.Term("status", "dismissed")))
+        expiring = [
+            (docnum, searcher.stored_fields(docnum)["expires_ts"])
+            for docnum in searcher.docs_for_query(q.NumericRange("expires_ts", 1, None))
+        ]
+        cached = reader._vault_hidden = (dismissed, expiring)
+    return cached
 
 
 def _end_of(value: str) -> int:
@@ -140,17 +180,20 @@ def _end_of(value: str) -> int:
     return int(moment.timestamp())
 
 
-def _entity_bonus(searcher: Any, words: list[str], restrict: Any, mask: Any) -> dict[int, float]:
+def _entity_bonus(
+    searcher: Any, words: list[str], allow: set | None, hidden: set | None, hits: dict[int, Hit]
+) -> dict[int, float]:
     """docnum -> share of the query words that a gloss of an entity it mentions matches."""
     from whoosh import query as q
 
-    if not words:
-        return {}
     wanted = set(words)
-    gloss_hits = searcher.search(q.Or([q.Term("glosses", w) for w in words]), limit=20, mask=mask)
+    gloss_hits = searcher.search(q.Or([q.Term("glosses", w) for w in words]), limit=10, mask=hidden)
+    sources = [f.fields()["mentions"] for f in gloss_hits] + [
+        h.fields["mentions"] for h in hits.values()
+    ]
     matched: dict[tuple[str, str], tuple[str, float]] = {}
-    for found in gloss_hits:
-        for name, kind, gloss in found["mentions"]:
+    for mentions in sources:
+        for name, kind, gloss in mentions:
             # Words of the name are scored by the text match already; the bonus is for
             # what the gloss adds (Ana *the designer*).
             extra = (gloss_words(gloss) - gloss_words(name)) & wanted
@@ -158,21 +201,28 @@ def _entity_bonus(searcher: Any, words: list[str], restrict: Any, mask: Any) -> 
             key = (normalize_name(name), kind)
             if strength > matched.get(key, ("", 0.0))[1]:
                 matched[key] = (gloss, strength)
+    strongest = sorted(matched.items(), key=lambda item: -item[1][1])[:MATCHED_ENTITIES]
     bonus: dict[int, float] = {}
-    for (name, kind), (gloss, strength) in matched.items():
-        candidates = searcher.search(
-            q.Term("entity_keys", f"{name}|{kind}"), limit=200, filter=restrict, mask=mask
-        )
-        for found in candidates:
+    for (name, kind), (gloss, strength) in strongest:
+        key = f"{name}|{kind}"
+        candidates = [(docnum, hit.fields) for docnum, hit in hits.items()]
+        # Memories the text did not reach are looked up only for entities mentioned in few
+        # memories: a person, a project. For one in hundreds, the text match decides.
+        if searcher.doc_frequency("entity_keys", key) <= EXPANSION_LIMIT:
+            found = searcher.search(
+                q.Term("entity_keys", key), limit=None, filter=allow, mask=hidden
+            )
+            candidates += [(f.docnum, f.fields()) for f in found if f.docnum not in hits]
+        for docnum, fields in candidates:
             if any(
                 normalize_name(n) == name and k == kind and compatible(g, gloss)
-                for n, k, g in found["mentions"]
+                for n, k, g in fields["mentions"]
             ):
-                bonus[found.docnum] = max(bonus.get(found.docnum, 0.0), strength)
+                bonus[docnum] = max(bonus.get(docnum, 0.0), strength)
     return bonus
 
 
-def _place_superseded(searcher: Any, ordered: list[Hit], restrict: Any, mask: Any) -> list[Hit]:
+def _place_superseded(searcher: Any, ordered: list[Hit], hidden: set | None) -> list[Hit]:
     """Demote superseded hits and put each right below what replaced it (adding it if absent)."""
     from whoosh import query as q
 
@@ -181,7 +231,7 @@ def _place_superseded(searcher: Any, ordered: list[Hit], restrict: Any, mask: An
     for hit in list(ordered):
         if hit.memory_id not in superseded:
             continue
-        replacements = searcher.search(q.Term("supersedes", hit.memory_id), limit=5, mask=mask)
+        replacements = searcher.search(q.Term("supersedes", hit.memory_id), limit=5, mask=hidden)
         hit.superseded_by = [r["memory_id"] for r in replacements]
         if not hit.superseded_by:
             continue
