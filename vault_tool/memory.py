@@ -233,7 +233,9 @@ def load_yaml(raw: str, path: str) -> dict[str, Any]:
         meta = yaml.load(raw, Loader=_loader())
     except yaml.MarkedYAMLError as problem:
         mark = problem.problem_mark or problem.context_mark
-        line = mark.line + 2 if mark else None
+        # The splitter leaves the newline after the opening --- at the start of raw, so
+        # raw's line n (0-based) is the file's line n + 1.
+        line = mark.line + 1 if mark else None
         reason = f"front matter is not valid YAML: {problem.problem or problem.context}"
         raise UnparseableFile(path, line, reason, "fix the YAML between the --- lines") from None
     except yaml.YAMLError as problem:
@@ -275,7 +277,7 @@ def _require_h1(body: str, path: str, line: int) -> tuple[str, int]:
 
 def _line_of_key(raw: str, key: str) -> int | None:
     match = re.search(rf"^{re.escape(key)}\s*:", raw, re.MULTILINE) if key else None
-    return raw.count("\n", 0, match.start()) + 2 if match else 2
+    return raw.count("\n", 0, match.start()) + 1 if match else 2
 
 
 @cache

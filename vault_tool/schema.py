@@ -163,9 +163,9 @@ def _describe(error: Any, prefix: str) -> tuple[str, str, bool]:
     if kind == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = sorted(set(value) - set(allowed)) if isinstance(value, dict) else []
-        names = ", ".join(extra)
+        target = field_path([*path, extra[0]], prefix) if extra else field
         return (
-            f"{field}: unknown field {names}",
+            f"{target}: unknown field",
             f"remove it; allowed fields here: {', '.join(allowed)}",
             False,
         )
