@@ -460,10 +460,11 @@ class Vault:
     ) -> SyncReport:
         """Re-read and index these files; a file that does not parse keeps its last good version."""
         report = report or SyncReport()
-        versions = self._versions_of(set(paths))
-        head = self.store.head_sha() if paths else ""
         problems = self._load_problems()
         with self.store.write_lock(), self.index.writer() as writer:
+            # Versions are read under the lock: a writer that was mid-way has committed.
+            versions = self._versions_of(set(paths))
+            head = self.store.head_sha() if paths else ""
             for path in removed:
                 writer.delete_by_term("path", path)
                 problems.pop(path, None)

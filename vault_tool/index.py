@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -25,6 +26,10 @@ from vault_tool.memory import Memory, parse_time
 # Bump when the fields or analyzers change: an older index is then rebuilt on open.
 INDEX_SCHEMA_VERSION = 2
 _META_FILE = "vault-tool-index.json"
+# Writes merge segments themselves once there are this many; the leader merges earlier.
+MAX_SEGMENTS = 12
+# The leader merges when there are more segments than this.
+MERGE_AT_SEGMENTS = 6
 
 
 @dataclass(frozen=True)
@@ -191,6 +196,7 @@ class Index:
 
     def __init__(self, root: Path) -> None:
         self.dir = root / ".vault" / "index"
+        self._create_lock = root / ".vault" / "run" / "index-create.lock"
         self._ix: Any = None
         self._searcher: Any = None
         self._guard = threading.RLock()
@@ -198,21 +204,34 @@ class Index:
 
     def open(self) -> Index:
         """Open the index, creating it (empty) when missing, broken or of an older schema."""
-        from whoosh import index as whoosh_index
+
+        from filelock import FileLock
 
         with self._guard:
-            meta = self.dir / _META_FILE
-            current = False
-            with contextlib.suppress(OSError, ValueError):
-                current = json.loads(meta.read_text())["schema_version"] == INDEX_SCHEMA_VERSION
-            if current and whoosh_index.exists_in(str(self.dir)):
-                try:
-                    self._ix = whoosh_index.open_dir(str(self.dir))
-                    return self
-                except Exception:  # a torn or foreign index is only a cache: rebuild it
-                    pass
-            self._create()
+            if self._open_existing():
+                return self
+            # Several processes may find the index missing at once (a person deleted it):
+            # one creates it, the others wait and open what it made.
+            self._create_lock.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self._create_lock), timeout=60):
+                if not self._open_existing():
+                    self._create()
             return self
+
+    def _open_existing(self) -> bool:
+        from whoosh import index as whoosh_index
+
+        current = False
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            meta = json.loads((self.dir / _META_FILE).read_text())
+            current = meta["schema_version"] == INDEX_SCHEMA_VERSION
+        if not (current and whoosh_index.exists_in(str(self.dir))):
+            return False
+        try:
+            self._ix = whoosh_index.open_dir(str(self.dir))
+        except Exception:  # a torn or foreign index is only a cache: it is rebuilt
+            return False
+        return True
 
     def _create(self) -> None:
         from whoosh import index as whoosh_index
@@ -221,7 +240,10 @@ class Index:
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True)
         self._ix = whoosh_index.create_in(str(self.dir), whoosh_schema())
-        (self.dir / _META_FILE).write_text(json.dumps({"schema_version": INDEX_SCHEMA_VERSION}))
+        # Written last: an index without it is unfinished and is rebuilt.
+        meta = self.dir / f"{_META_FILE}.tmp"
+        meta.write_text(json.dumps({"schema_version": INDEX_SCHEMA_VERSION}))
+        os.replace(meta, self.dir / _META_FILE)
         self.rebuilt = True
 
     def clear(self) -> None:
@@ -242,7 +264,13 @@ class Index:
 
     @contextlib.contextmanager
     def writer(self, *, optimize: bool = False) -> Iterator[Any]:
-        """A writer whose changes are committed on success and dropped on error."""
+        """A writer whose changes are committed on success and dropped on error.
+
+        Writes add a segment without merging, which keeps a write's index update short;
+        the watcher's leader merges segments off the hot path (merge_segments). Past
+        MAX_SEGMENTS, a write merges anyway, so queries never slow down without bound
+        when no leader runs.
+        """
         from whoosh.writing import LockError
 
         try:
@@ -257,7 +285,16 @@ class Index:
         except BaseException:
             writer.cancel()
             raise
-        writer.commit(optimize=optimize)
+        writer.commit(optimize=optimize, merge=optimize or self.segment_count() >= MAX_SEGMENTS)
+
+    def segment_count(self) -> int:
+        """How many segments the index has (each one costs every query a little)."""
+        return len(self._ix._segments())
+
+    def merge_segments(self) -> None:
+        """Merge small segments (the caller holds the vault's write lock)."""
+        with self._guard:
+            self._ix.writer(timeout=10.0).commit(merge=True)
 
     @contextlib.contextmanager
     def searcher(self) -> Iterator[Any]:

@@ -111,7 +111,28 @@ def _def_validator(definition: str) -> Any:
 
 def validate(instance: Any, name: str, *, prefix: str = "") -> None:
     """Raise InvalidInput (or LimitExceeded) for the first problem of instance against a schema."""
+    _check_text(instance, [], prefix)
     _raise_first(_validator(name).iter_errors(instance), prefix)
+
+
+def _check_text(value: Any, path: list[Any], prefix: str) -> None:
+    """Refuse strings that are not valid Unicode (lone surrogates from escaped JSON)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(
+                f"{field_path(path, prefix)}: is not valid Unicode text (a lone surrogate)",
+                hint="send UTF-8 text; escape sequences like \\ud800 must come in valid pairs",
+                field=field_path(path, prefix),
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key, path, prefix)
+            _check_text(item, [*path, key], prefix)
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            _check_text(item, [*path, n], prefix)
 
 
 def validate_def(instance: Any, definition: str, *, prefix: str = "") -> None:

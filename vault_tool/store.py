@@ -156,9 +156,6 @@ class Store:
             writer.set_value("core", "fsync", "committed")
             writer.set_value("core", "commitGraph", "true")
             writer.set_value("gc", "writeCommitGraph", "true")
-            if not _has_identity(repo):
-                writer.set_value("user", "name", FALLBACK_NAME)
-                writer.set_value("user", "email", FALLBACK_EMAIL)
         finally:
             writer.release()
         (root / ".vault" / "run").mkdir(parents=True)
@@ -166,6 +163,9 @@ class Store:
         _write_new(root / ".gitattributes", GITATTRIBUTES)
         _write_new(root / config_module.CONFIG_PATH, config_module.DEFAULT_CONFIG)
         store = cls(root, repo, config_module.read_config(root))
+        if not store._has_identity():
+            store.git("config", "user.name", FALLBACK_NAME)
+            store.git("config", "user.email", FALLBACK_EMAIL)
         paths = [".gitignore", ".gitattributes", config_module.CONFIG_PATH]
         if readme is not None and not (root / "README.md").exists():
             _write_new(root / "README.md", readme)
@@ -256,8 +256,13 @@ class Store:
                     yield rel, entry.stat(follow_symlinks=False)
 
     def head_sha(self) -> str:
-        """The sha of HEAD."""
-        return self.git("rev-parse", "HEAD")
+        """The sha of HEAD (read from .git directly: no process)."""
+        sha = self._head_or_none()
+        if sha is None:
+            raise VaultUnavailable(
+                "the vault's repository has no commits", hint="run `vault-tool doctor`"
+            )
+        return sha
 
     def head_blobs(self) -> dict[str, str]:
         """path -> blob sha of every file in HEAD (one `git ls-tree`)."""
@@ -519,8 +524,9 @@ class Store:
 
     def _head_or_none(self) -> str | None:
         try:
-            return self.head_sha()
-        except VaultError:
+            with self._repo_mutex:
+                return self.repo.head.commit.hexsha
+        except ValueError:
             return None
 
     def _roll_back(
@@ -542,13 +548,21 @@ class Store:
                 self.git("reset", "--quiet", "--", *[c.path for c, _, _ in staged])
 
     def _use_identity_fallback_if_needed(self) -> None:
-        if not _has_identity(self.repo):
+        if not self._has_identity():
             self.repo.git.update_environment(
                 GIT_AUTHOR_NAME=FALLBACK_NAME,
                 GIT_AUTHOR_EMAIL=FALLBACK_EMAIL,
                 GIT_COMMITTER_NAME=FALLBACK_NAME,
                 GIT_COMMITTER_EMAIL=FALLBACK_EMAIL,
             )
+
+    def _has_identity(self) -> bool:
+        """Whether git knows who commits (asked through git itself, which reads every
+        config source: repo, $GIT_CONFIG_GLOBAL or ~/.gitconfig, system)."""
+        try:
+            return bool(self.git("config", "user.name")) and bool(self.git("config", "user.email"))
+        except VaultError:
+            return False
 
     def _clear_stale_index_lock(self) -> None:
         """Remove .git/index.lock only when no git process works in this repository."""
@@ -577,18 +591,6 @@ def _clear_git_environment(root: Path) -> None:
     for name in _GIT_ENV_TO_CLEAR:
         os.environ.pop(name, None)
     os.environ["GIT_CEILING_DIRECTORIES"] = str(root.parent)
-
-
-def _has_identity(repo: Any) -> bool:
-    reader = repo.config_reader()
-    try:
-        return bool(reader.get_value("user", "name", "")) and bool(
-            reader.get_value("user", "email", "")
-        )
-    except Exception:
-        return False
-    finally:
-        reader.release()
 
 
 def _git_running_in(root: Path) -> bool:

@@ -111,6 +111,7 @@ class Watcher:
                 self._heartbeat(started)
                 last_beat = time.monotonic()
             self._flush()
+            self._merge_index_when_idle()
 
     def _heartbeat(self, started: float) -> None:
         info = {
@@ -191,6 +192,18 @@ class Watcher:
             with self._mutex:
                 for path in due:
                     self._pending.setdefault(path, (now, now))
+
+    def _merge_index_when_idle(self) -> None:
+        """Merge index segments while nothing is pending: writers then never pay for it."""
+        from vault_tool.index import MERGE_AT_SEGMENTS
+
+        if self._pending or self.vault.index.segment_count() <= MERGE_AT_SEGMENTS:
+            return
+        try:
+            with self.vault.store.write_lock(timeout=0.05):
+                self.vault.index.merge_segments()
+        except VaultError:
+            pass  # a writer is busy: merge on a later tick
 
     def _sync_everything(self) -> None:
         self.vault.catching_up = True
