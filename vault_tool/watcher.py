@@ -31,6 +31,19 @@ MAX_DELAY_SECONDS = 5.0
 _TICK = 0.05
 
 
+def live_leader(run_dir: Path) -> dict[str, Any] | None:
+    """The leader's heartbeat record if a live process leads this vault's watching."""
+    try:
+        info = json.loads((run_dir / "leader.json").read_text())
+        os.kill(int(info["pid"]), 0)
+    except PermissionError:
+        pass  # alive, owned by another user
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    fresh = time.time() - float(info.get("heartbeat", 0)) < 3 * HEARTBEAT_SECONDS
+    return info if fresh else None
+
+
 class Watcher:
     """Leads watching the vault when it can; otherwise stands by to take over."""
 
