@@ -24,7 +24,7 @@ from vault_tool.errors import VaultError
 from vault_tool.memory import Memory, parse_time
 
 # Bump when the fields or analyzers change: an older index is then rebuilt on open.
-INDEX_SCHEMA_VERSION = 2
+INDEX_SCHEMA_VERSION = 3
 _META_FILE = "vault-tool-index.json"
 # Writes merge segments themselves once there are this many; the leader merges earlier.
 MAX_SEGMENTS = 12
@@ -95,7 +95,9 @@ def whoosh_schema() -> Any:
 
     text = text_analyzer()
     return fields.Schema(
-        path=fields.ID(stored=True, unique=True),
+        # Columns (sortable) let catch-up read path, stat and blob of every document
+        # without unpickling each document's stored fields.
+        path=fields.ID(stored=True, unique=True, sortable=True),
         memory_id=fields.ID(stored=True),
         fingerprint=fields.ID(stored=True),
         key=fields.ID(stored=True),
@@ -114,9 +116,9 @@ def whoosh_schema() -> Any:
         expires_ts=fields.NUMERIC(int, bits=64, signed=True, stored=True),
         pinned=fields.BOOLEAN(stored=True),
         version_id=fields.STORED(),
-        blob=fields.STORED(),
-        mtime_ns=fields.STORED(),
-        size=fields.STORED(),
+        blob=fields.ID(stored=True, sortable=True),
+        mtime_ns=fields.NUMERIC(int, bits=64, signed=False, stored=True, sortable=True),
+        size=fields.NUMERIC(int, bits=64, signed=False, stored=True, sortable=True),
         mentions=fields.STORED(),
         record=fields.STORED(),
     )
@@ -336,10 +338,13 @@ class Index:
     def states(self) -> dict[str, tuple[int, int, str]]:
         """path -> (mtime_ns, size, blob) of every indexed file: what catch-up compares."""
         with self.searcher() as searcher:
-            return {
-                f["path"]: (f["mtime_ns"], f["size"], f["blob"])
-                for f in searcher.all_stored_fields()
-            }
+            reader = searcher.reader()
+            if reader.doc_count_all() == 0:
+                return {}  # (an empty index's reader has no columns)
+            path, mtime, size, blob = (
+                reader.column_reader(name) for name in ("path", "mtime_ns", "size", "blob")
+            )
+            return {path[d]: (mtime[d], size[d], blob[d]) for d in reader.all_doc_ids()}
 
     def count(self) -> int:
         """Number of indexed files."""

@@ -177,8 +177,9 @@ class Watcher:
                 continue
             with self._mutex:
                 if event.is_directory:
-                    # A folder moved or deleted as a whole: its files get no events of their own.
-                    if event.event_type in ("moved", "deleted", "created"):
+                    # A folder moved or deleted as a whole: its files get no events of their
+                    # own. (A created folder needs nothing: the observer reports its files.)
+                    if event.event_type in ("moved", "deleted"):
                         self._rescan = True
                 elif is_memory_path(rel):
                     first = self._pending.get(rel, (now, now))[0]
