@@ -1,0 +1,81 @@
+"""The index is a cache: rebuilt when missing or old, caught up without re-reading everything."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from tests.helpers import create_args
+from vault_tool.engine import Vault
+from vault_tool.index import INDEX_SCHEMA_VERSION
+
+
+def test_deleting_the_index_loses_nothing(vault_path):
+    with Vault.open(vault_path) as vault:
+        made = vault.remember(create_args("Wombats dig burrows"))
+    shutil.rmtree(vault_path / ".vault" / "index")
+    with Vault.open(vault_path) as vault:
+        assert vault.read(made["memory_id"])["version_id"] == made["version_id"]
+        assert [h["memory_id"] for h in vault.search({"query": "wombats"})["selected_hits"]] == [
+            made["memory_id"]
+        ]
+
+
+def test_an_index_of_an_older_schema_is_rebuilt_on_open(vault_path):
+    with Vault.open(vault_path) as vault:
+        made = vault.remember(create_args("Wombats dig burrows"))
+    meta = vault_path / ".vault" / "index" / "vault-tool-index.json"
+    meta.write_text(json.dumps({"schema_version": INDEX_SCHEMA_VERSION - 1}))
+    with Vault.open(vault_path) as vault:
+        assert vault.index.rebuilt
+        assert json.loads(meta.read_text())["schema_version"] == INDEX_SCHEMA_VERSION
+        assert vault.read(made["memory_id"])["title"] == "Wombats dig burrows"
+
+
+def test_catch_up_reads_only_the_files_that_changed(vault_path):
+    with Vault.open(vault_path) as vault:
+        made = [vault.remember(create_args(f"Memory number {n}")) for n in range(5)]
+    changed = vault_path / made[2]["path"]
+    changed.write_text(changed.read_text().replace("She took it over.", "Changed while stopped."))
+    with Vault.open(vault_path, catch_up=False) as vault:
+        report = vault.catch_up()
+        assert report.indexed == [made[2]["path"]]
+        assert report.unchanged == 4
+        hits = vault.search({"query": "changed while stopped"})["selected_hits"]
+        assert [h["memory_id"] for h in hits] == [made[2]["memory_id"]]
+
+
+def test_a_search_during_catch_up_says_so(vault):
+    vault.remember(create_args())
+    vault.catching_up = True
+    assert vault.search({"query": "billing"})["index_catching_up"] is True
+    vault.catching_up = False
+    assert "index_catching_up" not in vault.search({"query": "billing"})
+
+
+def test_cli_search_json_has_the_tool_result_shape(vault_path):
+    with Vault.open(vault_path) as vault:
+        made = vault.remember(create_args())
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vault_tool",
+            "search",
+            "billing",
+            "--vault",
+            str(vault_path),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        check=True,
+    ).stdout
+    result = json.loads(out)
+    assert set(result) >= {"query", "selected_hits", "total_matches"}
+    assert result["selected_hits"][0]["memory_id"] == made["memory_id"]
+    assert result["selected_hits"][0]["version_id"] == made["version_id"]
