@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,8 @@ from typing import Any
 from vault_tool.entities import normalize_name
 from vault_tool.errors import VaultError
 from vault_tool.memory import Memory, parse_time
+
+log = logging.getLogger(__name__)
 
 # Bump when the fields or analyzers change: an older index is then rebuilt on open.
 INDEX_SCHEMA_VERSION = 3
@@ -221,19 +225,29 @@ class Index:
             return self
 
     def _open_existing(self) -> bool:
+        """Open the index if it is there and current; False if it must be (re)built."""
         from whoosh import index as whoosh_index
 
         current = False
         with contextlib.suppress(OSError, ValueError, KeyError):
             meta = json.loads((self.dir / _META_FILE).read_text())
             current = meta["schema_version"] == INDEX_SCHEMA_VERSION
-        if not (current and whoosh_index.exists_in(str(self.dir))):
+        if not current:
             return False
-        try:
-            self._ix = whoosh_index.open_dir(str(self.dir))
-        except Exception:  # a torn or foreign index is only a cache: it is rebuilt
-            return False
-        return True
+        # Another process's commit replaces the table of contents while we read it, so a
+        # missing file is retried; only an index that stays unreadable is rebuilt.
+        for attempt in range(20):
+            try:
+                if not whoosh_index.exists_in(str(self.dir)):
+                    return False
+                self._ix = whoosh_index.open_dir(str(self.dir))
+                return True
+            except FileNotFoundError:
+                time.sleep(0.01 * (attempt + 1))
+            except Exception:  # a torn or foreign index is only a cache
+                log.warning("the search index is unreadable; rebuilding it", exc_info=True)
+                return False
+        return False
 
     def _create(self) -> None:
         from whoosh import index as whoosh_index

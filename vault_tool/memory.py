@@ -130,7 +130,8 @@ class Memory:
             "created": self.created,
             "updated": self.updated,
         }
-        ordered = {k: values[k] for k in KEY_ORDER if values[k] is not None}
+        # Absent and empty values are left out: `tags: []` would be the one flow-style line.
+        ordered = {k: values[k] for k in KEY_ORDER if values[k] not in (None, [])}
         ordered.update((k, v) for k, v in self.extra.items() if k not in ordered)
         return ordered
 

@@ -536,6 +536,7 @@ class Store:
             with contextlib.suppress(OSError):
                 if old is None:
                     target.unlink(missing_ok=True)
+                    _remove_empty_folders(target.parent, self.root)
                 else:
                     tmp = target.with_name(f".{target.name}{TMP_MARKER}{secrets.token_hex(4)}")
                     _durable_write(tmp, old)
@@ -608,6 +609,16 @@ def _git_running_in(root: Path) -> bool:
         except OSError:
             continue
     return False
+
+
+def _remove_empty_folders(folder: Path, root: Path) -> None:
+    """Remove folder and its parents up to root while they are empty (undoing a mkdir)."""
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def _durable_write(path: Path, data: bytes) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -126,7 +127,8 @@ def remember_file(
 
     The front matter holds the semantic delta (memory_type, title, entities, facts, tags,
     ...) and the body starts with an H1. A file whose front matter has an id that is in
-    the vault updates that memory; otherwise a new memory is created.
+    the vault updates that memory; otherwise a new memory is created, and its id is
+    written into FILE's front matter so that running the command again updates it.
     """
     from vault_tool.memory import parse
 
@@ -144,6 +146,9 @@ def remember_file(
             {**args, "content_md": draft.body, "semantic_delta": delta}, client=client
         )
 
+    if result["status"] == "created" and name not in ("-", "<stdin>") and draft.id is None:
+        _write_id_into(Path(name), result["memory_id"])
+
     def render(out: Any) -> None:
         out.print(f"{result['status'].capitalize()} {result['memory_id']} ({result['path']})")
         out.print(f"[dim]version {result['version_id']}[/dim]")
@@ -153,6 +158,15 @@ def remember_file(
             )
 
     emit(result, as_json, render)
+
+
+def _write_id_into(path: Path, memory_id: str) -> None:
+    """Add `id:` as the first front matter line of path, leaving every other byte as it was."""
+    text = path.read_bytes()
+    newline = b"\r\n" if text.startswith(b"---\r\n") else b"\n"
+    opening = b"---" + newline
+    if text.startswith(opening):
+        path.write_bytes(opening + b"id: " + memory_id.encode() + newline + text[len(opening) :])
 
 
 def _commit_table(commits: list[dict[str, Any]]) -> Any:
