@@ -417,7 +417,11 @@ class Store:
                     _fsync_dir(target.parent)
             paths = [c.path for c in changes]
             before = self._head_or_none()
-            self.git("add", "-A", "--", *paths)
+            # `git commit -- <paths>` stages what it commits, but only for paths git
+            # already tracks; new files are added first (one git process less per update).
+            new = [p for p in paths if self.head_blob(p) is None]
+            if new:
+                self.git("add", "--", *new)
             self._commit(message, paths, author_date)
             sha = self.head_sha()
             if sha == before:
