@@ -51,10 +51,12 @@ def open_vault(vault_path: str | None, *, catch_up: bool = True) -> Iterator[Any
     """Open the vault a command works on; close it (and git's helpers) afterwards."""
     from vault_tool.config import resolve_vault_path
     from vault_tool.engine import Vault
+    from vault_tool.watcher import live_leader
 
     vault = Vault.open(resolve_vault_path(vault_path), client="cli", catch_up=False)
     try:
-        if catch_up:
+        # A running leader keeps the index in step; without one, catch up first.
+        if catch_up and live_leader(vault.store.run_dir) is None:
             vault.catch_up(progress=progress_callback("Indexing changed files"))
         yield vault
     finally:
@@ -115,9 +117,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from vault_tool.cli import maintenance, memories, search, setup
+    from vault_tool.cli import maintenance, memories, search, serve, setup
 
-    for module in (setup, search, memories, maintenance):
+    for module in (setup, serve, search, memories, maintenance):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -1,0 +1,229 @@
+"""Serving the vault to agents: serve, connect, skill.
+
+`serve` imports the MCP SDK only once it runs, so the rest of the CLI stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from vault_tool.cli.main import emit, vault_options
+from vault_tool.hosts import HOSTS
+
+
+@click.command()
+@click.option("--http", "use_http", is_flag=True, help="Serve Streamable HTTP instead of stdio.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on with --http; anything but loopback needs a token.",
+)
+@click.option("--port", default=8765, show_default=True, type=int, help="Port for --http.")
+@click.option(
+    "--token",
+    envvar="VAULT_TOOL_TOKEN",
+    metavar="SECRET",
+    help="Bearer token with full access [env: VAULT_TOOL_TOKEN]. Required off loopback.",
+)
+@click.option(
+    "--read-only-token",
+    "read_only_tokens",
+    multiple=True,
+    envvar="VAULT_TOOL_READONLY_TOKEN",
+    metavar="SECRET",
+    help="Bearer token that may only search (repeatable) [env: VAULT_TOOL_READONLY_TOKEN].",
+)
+@click.option(
+    "--rate-limit",
+    default=120,
+    show_default=True,
+    type=int,
+    help="HTTP requests per minute per token (0: no limit); excess gets 429.",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="Also accept this Host header (repeatable; NAME:* for any port).",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Also accept browser requests from this Origin (repeatable).",
+)
+@vault_options
+def serve(
+    use_http: bool,
+    host: str,
+    port: int,
+    token: str | None,
+    read_only_tokens: tuple[str, ...],
+    rate_limit: int,
+    allow_hosts: tuple[str, ...],
+    allow_origins: tuple[str, ...],
+    vault_path: str | None,
+    as_json: bool,
+) -> None:
+    """Serve the vault to MCP hosts: two tools, search and remember.
+
+    Over stdio by default (one server per host connection; it exits when stdin closes or on
+    SIGTERM). With --http, Streamable HTTP at http://HOST:PORT/mcp, loopback by default;
+    Host and Origin are checked, and with a token every request must carry
+    `Authorization: Bearer <token>`. Logs go to .vault/run/server.log, one line per tool
+    call to .vault/run/audit.jsonl; stderr stays quiet. See docs/mcp.md.
+    """
+    root = _existing_vault(vault_path)
+    if use_http:
+        from vault_tool.server import http
+
+        config = http.settings(
+            host,
+            port,
+            token=token,
+            read_only_tokens=list(read_only_tokens),
+            rate_per_minute=rate_limit,
+            allow_hosts=list(allow_hosts),
+            allow_origins=list(allow_origins),
+        )
+    from vault_tool.server.runtime import configure_logging
+
+    configure_logging(root)
+    if use_http:
+        http.serve_http(root, config)
+        return
+    from vault_tool.server.stdio import serve_stdio
+
+    serve_stdio(root)
+
+
+@click.command()
+@click.argument("host", type=click.Choice(HOSTS))
+@click.option("--write", is_flag=True, help="Merge it into the host's config file (with a backup).")
+@click.option("--name", default="vault", show_default=True, help="The server's name in the host.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Use this config file instead of the host's user-level one.",
+)
+@vault_options
+def connect(
+    host: str,
+    write: bool,
+    name: str,
+    config_path: str | None,
+    vault_path: str | None,
+    as_json: bool,
+) -> None:
+    """Print the MCP config that starts this vault's server in HOST; --write installs it.
+
+    The entry runs `vault-tool serve --vault <vault>` with absolute paths. --write merges it
+    into the host's file, keeping everything else, after saving a timestamped backup; when
+    the entry is already there nothing is written.
+    """
+    from vault_tool import hosts
+
+    root = _existing_vault(vault_path)
+    command = hosts.server_command(root)
+    path = Path(config_path).expanduser().absolute() if config_path else hosts.default_path(host)
+    result: dict[str, Any] = {
+        "host": host,
+        "name": name,
+        "config": str(path),
+        "command": command,
+        "snippet": hosts.snippet(host, name, command),
+        "written": False,
+        "backup": None,
+    }
+    if write:
+        done = hosts.install(host, name, command, path)
+        result["written"] = done.changed
+        result["backup"] = str(done.backup) if done.backup else None
+
+    def render(out: Any) -> None:
+        if not write:
+            out.print(f"Add this to {path}:\n", markup=False)
+            click.echo(result["snippet"], nl=False)
+            if host == "claude-code":
+                out.print(
+                    "\nOr run: claude mcp add --scope user "
+                    f"{name} -- {' '.join(_quoted(c) for c in command)}",
+                    markup=False,
+                )
+            out.print(f"\nOr run this command again with --write to merge it into {path}.",
+                      markup=False)  # fmt: skip
+        elif result["written"]:
+            backup = f" (previous version saved as {result['backup']})" if result["backup"] else ""
+            out.print(f"Added MCP server {name!r} to {path}{backup}.", markup=False)
+            out.print(f"Restart {host} to pick it up.", markup=False)
+        else:
+            out.print(f"{path} already has this entry; nothing changed.", markup=False)
+
+    emit(result, as_json, render)
+
+
+@click.command()
+@click.option(
+    "--install",
+    "install_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Write DIR/SKILL.md, for example ~/.claude/skills/vault-memory.",
+)
+@vault_options
+def skill(install_dir: str | None, vault_path: str | None, as_json: bool) -> None:
+    """Print the agent skill file: when to search, what is worth remembering, how to write it.
+
+    It covers good `is` glosses, snake_case predicates and what to do on a version
+    conflict. With --install DIR it is written as DIR/SKILL.md (front matter: name and
+    description), keeping a changed older copy as SKILL.md.bak.
+    """
+    from vault_tool import skill as skill_file
+
+    if not install_dir:
+        if as_json:
+            emit({"skill": skill_file.text()}, True, lambda out: None)
+        else:
+            click.echo(skill_file.text(), nl=False)
+        return
+    path, changed = skill_file.install(Path(install_dir).expanduser().absolute())
+    result = {"path": str(path), "written": changed}
+
+    def render(out: Any) -> None:
+        verb = "Wrote" if changed else "Already up to date:"
+        out.print(f"{verb} {path}", markup=False)
+
+    emit(result, as_json, render)
+
+
+def _existing_vault(vault_path: str | None) -> Path:
+    """The vault folder, which must already exist (serving never creates one)."""
+    from vault_tool.config import resolve_vault_path
+    from vault_tool.errors import VaultUnavailable
+
+    root = resolve_vault_path(vault_path)
+    # The same test Store.open makes, without loading git: `serve` must answer fast.
+    if not (root / ".git").exists() or not (root / ".vault").is_dir():
+        raise VaultUnavailable(
+            f"no vault at {root}",
+            hint="create one with `vault-tool init PATH`, or point --vault / "
+            "$VAULT_TOOL_VAULT at an existing vault",
+        )
+    return root
+
+
+def _quoted(part: str) -> str:
+    import shlex
+
+    return shlex.quote(part)
+
+
+COMMANDS = [serve, connect, skill]

@@ -1,0 +1,195 @@
+"""The vault one server process serves: opened once, watched, called from worker threads, closed.
+
+Also where the process's logs go: `.vault/run/server.log` (rotating, bounded) for the
+server, `.vault/run/audit.jsonl` (rotating) for one line per tool call. stderr stays quiet.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vault_tool.errors import VaultError, VaultUnavailable
+from vault_tool.server import tools
+
+log = logging.getLogger(__name__)
+
+LOG_BYTES = 1_000_000
+LOG_BACKUPS = 2
+AUDIT_BYTES = 5_000_000
+AUDIT_BACKUPS = 3
+# Shutdown shares a 2-second budget: the watcher first, then calls still running.
+WATCHER_STOP_SECONDS = 0.8
+DRAIN_SECONDS = 0.8
+# The watcher tries for leadership at once; not leading by then means another process leads.
+LEADER_WAIT_SECONDS = 0.5
+
+
+def run_dir(root: Path) -> Path:
+    """Where the server's logs live (created by Store.init; made again if someone removed it)."""
+    path = root / ".vault" / "run"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def configure_logging(root: Path) -> None:
+    """Send every log record of this process to server.log, and nothing to stderr."""
+    handler = logging.handlers.RotatingFileHandler(
+        run_dir(root) / "server.log", maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+    )
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    )
+    top = logging.getLogger()
+    for old in list(top.handlers):
+        top.removeHandler(old)
+    top.addHandler(handler)
+    top.setLevel(logging.INFO)
+    # The SDK and uvicorn narrate every session at INFO; keep their warnings and errors.
+    for noisy in ("mcp", "uvicorn", "httpx", "httpx2"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    logging.captureWarnings(True)
+
+
+class AuditLog:
+    """One JSON line per tool call or refused HTTP request: never the arguments."""
+
+    def __init__(self, root: Path) -> None:
+        self._logger = logging.getLogger(f"vault_tool.audit.{id(self)}")
+        self._logger.propagate = False
+        self._logger.setLevel(logging.INFO)
+        self._handler = logging.handlers.RotatingFileHandler(
+            run_dir(root) / "audit.jsonl",
+            maxBytes=AUDIT_BYTES,
+            backupCount=AUDIT_BACKUPS,
+            encoding="utf-8",
+        )
+        self._logger.addHandler(self._handler)
+
+    def record(self, **fields: Any) -> None:
+        """Append one record, stamped with the time."""
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        self._logger.info(json.dumps({"time": stamp, **fields}, ensure_ascii=False))
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        self._logger.removeHandler(self._handler)
+        self._handler.close()
+
+
+class Runtime:
+    """The opened vault, its watcher, and the bookkeeping that lets shutdown wait for calls."""
+
+    def __init__(self, root: Path, transport: str) -> None:
+        self.root = root
+        self.transport = transport
+        self.vault: Any = None
+        self.watcher: Any = None
+        self.audit = AuditLog(root)
+        self._open_error: VaultError | None = None
+        self._running = 0
+        self._idle = threading.Condition()
+
+    def open(self) -> None:
+        """Open the vault without catching up (the watcher does that in the background)."""
+        from vault_tool.engine import Vault
+        from vault_tool.watcher import Watcher
+
+        started = time.perf_counter()
+        try:
+            self.vault = Vault.open(self.root, client="mcp", catch_up=False)
+        except VaultError as problem:
+            # Keep serving: every call then says what is wrong with the vault and how to fix it.
+            self._open_error = problem
+            log.error("could not open the vault: %s", problem)
+            return
+        except Exception as problem:
+            log.exception("could not open the vault")
+            self._open_error = VaultUnavailable(
+                f"the vault could not be opened ({type(problem).__name__}: {problem})",
+                hint="run `vault-tool doctor`; details are in .vault/run/server.log",
+            )
+            return
+        # Until the watcher has caught up (or turned out not to lead), answers may miss changes
+        # made while nothing watched, and say so.
+        self.vault.catching_up = True
+        self.watcher = Watcher(self.vault).start()
+        threading.Thread(
+            target=self._settle_catch_up_flag, name="catch-up-flag", daemon=True
+        ).start()
+        log.info(
+            "serving %s over %s (opened in %.0f ms)",
+            self.root,
+            self.transport,
+            (time.perf_counter() - started) * 1000,
+        )
+
+    def _settle_catch_up_flag(self) -> None:
+        """Clear the flag if another process leads (its index is current); else the watcher does."""
+        watcher = self.watcher
+        if watcher is not None and not watcher.leading.wait(LEADER_WAIT_SECONDS):
+            self.vault.catching_up = watcher.leading.is_set() and not watcher.ready.is_set()
+
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        client: str,
+        token: str | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> tools.Outcome:
+        """Run one tool call on this thread (a worker thread) and audit it."""
+        started = time.perf_counter()
+        with self._idle:
+            self._running += 1
+        try:
+            if self.vault is None:
+                problem = self._open_error or VaultUnavailable(
+                    "the vault is closed", hint="restart the server"
+                )
+                outcome = tools.refusal(problem)
+            else:
+                outcome = tools.run_tool(
+                    self.vault, name, arguments, client=client, cancelled=cancelled
+                )
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
+        self.record_call(name, outcome, client=client, token=token, started=started)
+        return outcome
+
+    def record_call(
+        self, name: str, outcome: tools.Outcome, *, client: str, token: str | None, started: float
+    ) -> None:
+        """One audit line for a finished call."""
+        self.audit.record(
+            transport=self.transport,
+            tool=name,
+            result="error" if outcome.is_error else "ok",
+            error=outcome.error_code,
+            client=client,
+            token=token,
+            ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+
+    def shutdown(self) -> None:
+        """Stop the watcher, let running calls finish (briefly), close the vault and git helpers."""
+        if self.watcher is not None:
+            self.watcher.stop(timeout=WATCHER_STOP_SECONDS)
+            self.watcher = None
+        with self._idle:
+            self._idle.wait_for(lambda: self._running == 0, timeout=DRAIN_SECONDS)
+        if self.vault is not None:
+            self.vault.close()
+            self.vault = None
+        self.audit.close()
+        log.info("server stopped")

@@ -1,0 +1,240 @@
+"""`vault-tool serve`: MCP over stdin/stdout, from the first byte to a clean exit.
+
+1. Take the wire: keep private copies of fd 0 and 1 and point fd 0 at /dev/null and fd 1 at
+   stderr, so git and any other child can neither eat requests nor corrupt responses.
+2. Answer `initialize` at once (handshake.py), then import the SDK and open the vault.
+3. Serve through the SDK, reading the wire on a daemon thread with plain os.read: a
+   blocked read then never holds up exit (an SDK file wrapper would need a line to arrive).
+4. On stdin EOF or SIGTERM/SIGINT/SIGHUP: stop the watcher, close the vault (and git's
+   helper processes) and return, well within 2 seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from vault_tool.server import handshake
+from vault_tool.server.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+# One JSON-RPC message per line; a longer line is dropped whole (the SDK reports it as
+# unparseable) rather than buffered without bound. A full batch of 20 creates is ~1.5 MB.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+_CHUNK = 64 * 1024
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+_OVERSIZED = "{oversized message dropped}\n"
+PARSE_ERROR = '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}\n'
+
+
+class WireReader:
+    """Lines from a raw file descriptor, without a buffered file object (no lock to hang on)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = bytearray()
+        self._eof = False
+
+    def readline(self) -> str:
+        """The next line (with its newline), "" at EOF; an oversized line becomes a marker."""
+        oversized = False
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                if oversized or len(line) > MAX_LINE_BYTES:
+                    return _OVERSIZED
+                return line.decode("utf-8", errors="replace")
+            if len(self._buffer) > MAX_LINE_BYTES:
+                oversized = True
+                self._buffer.clear()
+            if self._eof:
+                rest = bytes(self._buffer)
+                self._buffer.clear()
+                return "" if not rest or oversized else rest.decode("utf-8", errors="replace")
+            chunk = os.read(self.fd, _CHUNK)
+            if not chunk:
+                self._eof = True
+            self._buffer.extend(chunk)
+
+
+def serve_stdio(root: Path) -> None:
+    """Serve the vault at root over stdio until stdin closes or a signal arrives."""
+    # Until the event loop listens for them, a stop signal unwinds through the finally below.
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _exit_now)
+    wire_in, wire_out = _take_the_wire()
+    reader = WireReader(wire_in)
+    first = reader.readline()
+    if not first:
+        log.info("stdin closed before any request")
+        return
+    early = handshake.early_answer(first)
+    if early is not None:
+        _write_all(wire_out, (early.line + "\n").encode("utf-8"))
+    runtime = Runtime(root, "stdio")
+    try:
+        import anyio
+
+        anyio.run(_serve, runtime, reader, wire_out, first, early)
+    finally:
+        runtime.shutdown()
+
+
+async def _serve(
+    runtime: Runtime,
+    reader: WireReader,
+    wire_out: int,
+    first: str,
+    early: handshake.EarlyAnswer | None,
+) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from vault_tool.server.app import build_server
+
+    server = build_server(runtime)
+    runtime.open()
+    send, receive = anyio.create_memory_object_stream[str](16)
+    token = anyio.lowlevel.current_token()
+    threading.Thread(
+        target=_pump, args=(reader, send, token), name="stdin-reader", daemon=True
+    ).start()
+    stdout = _Wire(wire_out, drop_answer_to=early.request_id if early else None)
+    stdin = _Lines(first, receive, stdout)
+    async with anyio.create_task_group() as group:
+        group.start_soon(_stop_on_signal, group.cancel_scope)
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        log.info("stdin closed; shutting down")
+        group.cancel_scope.cancel()
+
+
+def _pump(reader: WireReader, send: Any, token: Any) -> None:
+    """Forward lines from the wire to the event loop until EOF (runs on a daemon thread)."""
+    import anyio
+    import anyio.from_thread
+
+    try:
+        while line := reader.readline():
+            anyio.from_thread.run(send.send, line, token=token)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.RunFinishedError):
+        return  # the server is already shutting down
+    except OSError:
+        log.exception("reading stdin failed; treating it as closed")
+    with contextlib.suppress(anyio.RunFinishedError, RuntimeError):
+        anyio.from_thread.run_sync(send.close, token=token)
+
+
+class _Lines:
+    """The SDK's stdin: the first line again (the SDK must see initialize), then the pump's.
+
+    A line that is not JSON gets JSON-RPC's parse error here (the SDK would drop it without
+    a word), so a client that sent garbage learns it.
+    """
+
+    def __init__(self, first: str, receive: Any, wire: _Wire) -> None:
+        self._first = first
+        self._receive = receive
+        self._wire = wire
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        if await self._parses(self._first):
+            yield self._first
+        async with self._receive:
+            async for line in self._receive:
+                if await self._parses(line):
+                    yield line
+
+    async def _parses(self, line: str) -> bool:
+        if not line.strip():
+            return False
+        try:
+            json.loads(line)
+        except ValueError:
+            log.warning("answered an unparseable line of %d characters", len(line))
+            await self._wire.write(PARSE_ERROR)
+            return False
+        return True
+
+
+class _Wire:
+    """The SDK's stdout: writes to the private copy of fd 1, minus the already-sent answer."""
+
+    def __init__(self, fd: int, drop_answer_to: Any) -> None:
+        self._fd = fd
+        self._drop = drop_answer_to
+        self._dropping = drop_answer_to is not None
+        self._broken = False
+        self._lock: Any = None
+
+    async def write(self, text: str) -> None:
+        import anyio
+
+        if self._lock is None:
+            self._lock = anyio.Lock()  # two writers (the SDK, parse errors): whole lines only
+        if self._dropping and handshake.is_answer_to(text, self._drop):
+            self._dropping = False
+            if '"error"' in text:
+                log.warning("the SDK refused an initialize that was already answered: %s", text)
+            return
+        if self._broken:
+            return
+        try:
+            async with self._lock:
+                await anyio.to_thread.run_sync(_write_all, self._fd, text.encode("utf-8"))
+        except OSError as problem:
+            # The client went away mid-answer; EOF on stdin follows and ends the session.
+            self._broken = True
+            log.warning("stdout closed by the client (%s)", problem)
+
+    async def flush(self) -> None:
+        return None  # os.write is unbuffered
+
+
+async def _stop_on_signal(scope: Any) -> None:
+    import anyio
+
+    with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        async for signum in signals:
+            log.info("received %s; shutting down", signal.Signals(signum).name)
+            scope.cancel()
+            return
+
+
+def _exit_now(signum: int, frame: Any) -> None:
+    log.info("received %s while starting; shutting down", signal.Signals(signum).name)
+    raise SystemExit(0)
+
+
+def _take_the_wire() -> tuple[int, int]:
+    """Private copies of fds 0 and 1; fd 0 becomes /dev/null and fd 1 a copy of stderr."""
+    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    try:
+        os.dup2(2, 1)  # stray output stays visible in the host's log of our stderr
+    except OSError:
+        os.dup2(null, 1)  # no stderr at all
+    os.close(null)
+    return wire_in, wire_out
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
