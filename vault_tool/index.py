@@ -28,7 +28,7 @@ from vault_tool.memory import Memory, parse_time
 log = logging.getLogger(__name__)
 
 # Bump when the fields or analyzers change: an older index is then rebuilt on open.
-INDEX_SCHEMA_VERSION = 3
+INDEX_SCHEMA_VERSION = 4
 _META_FILE = "vault-tool-index.json"
 # Writes merge segments themselves once there are this many; the leader merges earlier.
 MAX_SEGMENTS = 12
@@ -73,9 +73,58 @@ def fingerprint(memory_type: str, title: str, body: str) -> str:
     return hashlib.sha256(raw).hexdigest()[:40]
 
 
+# Whoosh's English stop words, plus the words questions are made of: agents ask "who
+# owns ...", "how do we ...", and those words say nothing about which memory is meant.
+QUESTION_WORDS = frozenset(
+    [
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "which",
+        "where",
+        "when",
+        "why",
+        "how",
+        "do",
+        "does",
+        "did",
+        "done",
+        "is",
+        "was",
+        "were",
+        "be",
+        "been",
+        "am",
+        "i",
+        "me",
+        "my",
+        "our",
+        "ours",
+        "there",
+        "their",
+        "they",
+        "them",
+        "about",
+        "into",
+        "than",
+        "then",
+        "these",
+        "those",
+        "has",
+        "had",
+        "its",
+        "should",
+        "would",
+        "could",
+    ]
+)
+
+
 def text_analyzer() -> Any:
     """Words, lowercased, accents folded, stop words dropped, stemmed."""
     from whoosh.analysis import (
+        STOP_WORDS,
         CharsetFilter,
         LowercaseFilter,
         RegexTokenizer,
@@ -88,7 +137,7 @@ def text_analyzer() -> Any:
         RegexTokenizer()
         | LowercaseFilter()
         | CharsetFilter(accent_map)
-        | StopFilter(minsize=1)
+        | StopFilter(stoplist=STOP_WORDS | QUESTION_WORDS, minsize=1)
         | StemFilter(cachesize=50000)
     )
 

@@ -19,6 +19,8 @@ from vault_tool.memory import parse_time
 
 # A word in more than this share of all memories is dropped when the query has rarer ones.
 COMMON_SHARE = 0.2
+# ... and only when it is in at least this many: below that, matching it is cheap anyway.
+COMMON_MINIMUM = 1000
 # At most this many entities whose glosses match the query give a bonus.
 MATCHED_ENTITIES = 3
 # Memories the text did not match are added for an entity mentioned in at most this many.
@@ -122,12 +124,13 @@ def rank(searcher: Any, text: str, controls: Controls, now: datetime) -> tuple[l
 def distinctive_words(searcher: Any, words: list[str]) -> list[str]:
     """The query words that occur in the vault, without the very common ones.
 
-    A word found in more than COMMON_SHARE of all memories adds little to BM25 but costs
-    the most to match; it is dropped when the query has a rarer word.
+    A word found in more than COMMON_SHARE of all memories (and in at least COMMON_MINIMUM)
+    adds little to BM25 but costs the most to match in a large vault; it is dropped when
+    the query has a rarer word.
     """
     present = {w: searcher.doc_frequency("all", w) for w in words}
     present = {w: df for w, df in present.items() if df}
-    limit = COMMON_SHARE * max(searcher.doc_count(), 1)
+    limit = max(COMMON_SHARE * searcher.doc_count(), COMMON_MINIMUM)
     rare = [w for w, df in present.items() if df <= limit]
     return rare or sorted(present, key=present.__getitem__)[:1]
 
