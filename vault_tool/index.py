@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from vault_tool.memory import Memory, parse_time
 log = logging.getLogger(__name__)
 
 # Bump when the fields or analyzers change: an older index is then rebuilt on open.
-INDEX_SCHEMA_VERSION = 4
+INDEX_SCHEMA_VERSION = 5
 _META_FILE = "vault-tool-index.json"
 # Writes merge segments themselves once there are this many; the leader merges earlier.
 MAX_SEGMENTS = 12
@@ -188,11 +189,15 @@ def document(
     size: int,
 ) -> dict[str, Any]:
     """The index document of one memory file."""
+    # A hand-made file without dates is dated by its modification time.
+    modified = datetime.fromtimestamp(mtime_ns / 1e9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    updated = memory.updated or memory.created or modified
+    created = memory.created or updated
     record = {
         "semantic_delta": memory.semantic_delta(),
         "content_md": memory.body,
-        "created": memory.created,
-        "updated": memory.updated,
+        "created": created,
+        "updated": updated,
         "source": memory.source,
         "has_id": memory.id is not None,
     }
@@ -209,7 +214,7 @@ def document(
         "tags": ",".join(memory.tags),
         "entity_keys": ",".join(f"{normalize_name(e.n)}|{e.kind}" for e in memory.entities),
         "supersedes": ",".join(memory.supersedes),
-        "updated_ts": _epoch(memory.updated or memory.created),
+        "updated_ts": _epoch(updated),
         "expires_ts": _epoch(memory.expires_at) if memory.expires_at else 0,
         "pinned": memory.pinned,
         "version_id": version_id,

@@ -64,28 +64,33 @@ def memory_types() -> dict[str, str]:
 
 
 def bundled(name: str) -> dict[str, Any]:
-    """A self-contained copy of a schema: references to the memory schema are inlined as $defs.
+    """A self-contained copy of a schema: references to the other files are inlined as $defs.
 
     MCP hosts receive tool schemas without access to our other files, so every
     reference must resolve inside the one document.
     """
     schema = copy.deepcopy(load(name))
-    memory_defs = copy.deepcopy(load("memory.schema.json")["$defs"])
+    error = {k: v for k, v in load("error.schema.json").items() if k not in ("$schema", "$id")}
+    defs = {**copy.deepcopy(load("memory.schema.json")["$defs"]), "error_result": error}
 
     def rewrite(node: Any) -> Any:
         if isinstance(node, dict):
-            return {
-                k: (v.replace("memory.schema.json#", "#") if k == "$ref" else rewrite(v))
-                for k, v in node.items()
-            }
+            return {k: (_local_ref(v) if k == "$ref" else rewrite(v)) for k, v in node.items()}
         if isinstance(node, list):
             return [rewrite(v) for v in node]
         return node
 
     schema = rewrite(schema)
     schema.pop("$id", None)
-    schema["$defs"] = {**memory_defs, **schema.get("$defs", {})}
+    schema["$defs"] = {**defs, **schema.get("$defs", {})}
     return schema
+
+
+def _local_ref(ref: str) -> str:
+    """memory.schema.json#/$defs/x -> #/$defs/x; error.schema.json -> #/$defs/error_result."""
+    if ref == "error.schema.json":
+        return "#/$defs/error_result"
+    return ref.replace("memory.schema.json#", "#")
 
 
 @cache

@@ -117,26 +117,13 @@ def tool_specs() -> tuple[ToolSpec, ...]:
 
 
 def output_schema(name: str) -> dict[str, Any]:
-    """A tool's output schema from schema/, admitting the error shape of error.schema.json too.
+    """A tool's output schema from schema/ (which admits the error shape too).
 
     Hosts built on the TypeScript SDK (the MCP Inspector among them) validate
-    structuredContent against outputSchema even when isError is true, so without the error
-    branch every refusal would reach the model as a schema failure instead of the fix.
+    structuredContent against outputSchema even when isError is true, so the files declare
+    the error branch: without it every refusal would reach the model as a schema failure.
     """
-    from jsonschema import Draft202012Validator
-
-    declared = schema.bundled(name)
-    sample = {"error": {"code": "invalid_input", "message": "m", "hint": "h"}}
-    if Draft202012Validator(declared).is_valid(sample):
-        return declared  # the schema file already declares it
-    error = schema.bundled("error.schema.json")
-    declared["$defs"] = {
-        **error.pop("$defs", {}),
-        **declared.get("$defs", {}),
-        "error_result": {k: v for k, v in error.items() if k != "$schema"},
-    }
-    declared["anyOf"] = [*declared["anyOf"], {"$ref": "#/$defs/error_result"}]
-    return declared
+    return schema.bundled(name)
 
 
 def spec(name: str) -> ToolSpec:
