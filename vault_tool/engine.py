@@ -1,45 +1,33 @@
-"""The one place that composes store, index and ledger: remember, read, catch up, history.
+"""The one place that composes store, index and ledger: remember, search, read, history.
 
-Surfaces (the MCP server, the CLI) call a Vault; the watcher feeds it changed paths.
+Surfaces (the MCP server, the CLI) call a Vault; the watcher feeds it changed paths, which
+intake.py takes in.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool import ids, ranking, redact, remember, schema
+from vault_tool import ids, ranking, remember, schema
 from vault_tool import index as index_module
 from vault_tool import memory as memory_module
 from vault_tool.errors import Cancelled, InvalidInput, NotFound, UnparseableFile, VersionConflict
 from vault_tool.index import Index, Indexed
+from vault_tool.intake import Intake, Progress, SyncReport
 from vault_tool.ledger import Ledger
 from vault_tool.memory import Memory, memory_from_delta, parse, render, utc_now
 from vault_tool.store import Change, Store, blob_sha, commit_message
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int], None]
 # Folders hold a month of one type; past this many files a day level is added, because
 # every commit rewrites the tree objects of the folders on its path.
 FOLDER_FILE_LIMIT = 400
-HAND_EDIT_CLIENT = "hand-edit"
-
-
-@dataclass
-class SyncReport:
-    """What a catch-up with the folder found and did."""
-
-    indexed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    problems: dict[str, dict[str, Any]] = field(default_factory=dict)
-    unchanged: int = 0
 
 
 class Vault:
@@ -53,7 +41,7 @@ class Vault:
         self.ledger = Ledger(store.root)
         # True while a background catch-up runs: searches then say they may miss changes.
         self.catching_up = False
-        self._problems_file = store.run_dir / "problems.json"
+        self.intake = Intake(store, index)
 
     @classmethod
     def open(cls, path: Path | str, *, client: str = "cli", catch_up: bool = True) -> Vault:
@@ -427,213 +415,27 @@ class Vault:
             self._index_written([(memory, doc.path, old)], sha)
         return _result("update", "updated", memory_id, sha, doc.path, [])
 
-    # --- keeping the index in step with the folder ---------------------------------------
+    # --- the folder: catch-up and hand edits (intake.py) --------------------------------
 
     def catch_up(self, progress: Progress | None = None) -> SyncReport:
-        """Index what changed in the folder since the index last saw it; never rewrites files."""
-        report = SyncReport()
-        known = self.index.states()
-        on_disk = dict(self.store.iter_memory_paths())
-        changed = [
-            p
-            for p, st in on_disk.items()
-            if known.get(p, (None, None))[:2] != (st.st_mtime_ns, st.st_size)
-        ]
-        report.unchanged = len(on_disk) - len(changed)
-        report.removed = sorted(set(known) - set(on_disk))
-        if changed or report.removed:
-            self.index_paths(changed, report.removed, report, progress)
-        return report
+        """Index what changed in the folder since the index last saw it."""
+        return self.intake.catch_up(progress)
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Rebuild the index from the files."""
-        with self.store.write_lock():
-            self.index.clear()
-        return self.catch_up(progress)
-
-    def index_paths(
-        self,
-        paths: list[str],
-        removed: list[str],
-        report: SyncReport | None = None,
-        progress: Progress | None = None,
-    ) -> SyncReport:
-        """Re-read and index these files; a file that does not parse keeps its last good version."""
-        report = report or SyncReport()
-        problems = self._load_problems()
-        with self.store.write_lock(), self.index.writer() as writer:
-            # Versions are read under the lock: a writer that was mid-way has committed.
-            versions = self._versions_of(set(paths))
-            head = self.store.head_sha() if paths else ""
-            for path in removed:
-                writer.delete_by_term("path", path)
-                problems.pop(path, None)
-            for n, path in enumerate(paths, 1):
-                if progress:
-                    progress(n, len(paths))
-                try:
-                    stat = (self.root / path).stat()
-                    data = self.store.read_bytes(path)
-                    if data is None:
-                        continue
-                    memory = parse(data.decode("utf-8"), path)
-                except UnicodeDecodeError as problem:
-                    report.problems[path] = _problem(
-                        None, f"not UTF-8 text ({problem.reason})", "save the file as UTF-8"
-                    )
-                    continue
-                except UnparseableFile as problem:
-                    report.problems[path] = _problem(problem.line, problem.reason, problem.hint)
-                    continue
-                except OSError:
-                    continue  # gone or unreadable since the listing: the next pass sees it
-                problems.pop(path, None)
-                writer.update_document(
-                    **index_module.document(
-                        memory,
-                        path=path,
-                        memory_id=memory.id or ids.path_id(path),
-                        version_id=versions.get(path, head),
-                        blob=blob_sha(data),
-                        mtime_ns=stat.st_mtime_ns,
-                        size=stat.st_size,
-                    )
-                )
-                report.indexed.append(path)
-        problems.update(report.problems)
-        self._save_problems(problems)
-        return report
+        return self.intake.reindex(progress)
 
     def sync_paths(self, paths: list[str], *, commit: bool | None = None) -> SyncReport:
-        """Take in hand edits of these files: check, commit ("Hand edit: <title>"), index.
-
-        A file that does not parse, or that holds a secret, is neither committed nor
-        indexed: its last good version stays searchable and the problem is recorded for
-        `vault-tool doctor`. Files that equal what the index holds are skipped.
-        """
-        commit = self.store.config.auto_commit if commit is None else commit
-        report = SyncReport()
-        problems = self._load_problems()
-        with self.store.write_lock():
-            known = {p: self.index.by_path(p) for p in paths}
-            ready: dict[str, tuple[str, Memory | None]] = {}  # path -> (memory id, memory)
-            for path in sorted(set(paths)):
-                data = self.store.read_bytes(path) if (self.root / path).is_file() else None
-                doc = known[path]
-                if data is None:
-                    if doc is not None or self.store.head_blob(path):
-                        ready[path] = (doc.memory_id if doc else ids.path_id(path), None)
-                    continue
-                if doc is not None and doc.blob == blob_sha(data) and self._committed(path, data):
-                    continue
-                try:
-                    memory = parse(data.decode("utf-8"), path)
-                except UnicodeDecodeError as problem:
-                    report.problems[path] = _problem(None, f"not UTF-8 text ({problem.reason})",
-                                                     "save the file as UTF-8")  # fmt: skip
-                    continue
-                except UnparseableFile as problem:
-                    report.problems[path] = _problem(problem.line, problem.reason, problem.hint)
-                    continue
-                secrets_found = redact.find_secret_kinds(data.decode("utf-8"))
-                if secrets_found:
-                    report.problems[path] = _problem(
-                        None,
-                        f"holds a secret ({', '.join(secrets_found)}); the edit is not committed",
-                        "remove the secret from the file; it was never written to git",
-                    )
-                    continue
-                ready[path] = (memory.id or ids.path_id(path), memory)
-            for path in report.problems:
-                problems[path] = report.problems[path]
-            for path in ready:
-                problems.pop(path, None)
-            versions = self._commit_hand_edits(ready, known) if commit else {}
-            self._index_synced(ready, versions, report)
-        self._save_problems(problems)
-        return report
-
-    def _committed(self, path: str, data: bytes) -> bool:
-        return blob_sha(data) == self.store.head_blob(path)
-
-    def _commit_hand_edits(
-        self, ready: dict[str, tuple[str, Memory | None]], known: dict
-    ) -> dict[str, str]:
-        # One commit per memory: a move (old path gone, new path with the same id) is one.
-        groups: dict[str, list[str]] = {}
-        versions: dict[str, str] = {}
-        for path, (memory_id, _) in ready.items():
-            groups.setdefault(memory_id, []).append(path)
-        for memory_id, group in groups.items():
-            memory = next((ready[p][1] for p in group if ready[p][1] is not None), None)
-            title = (
-                memory.title
-                if memory
-                else next((known[p].title for p in group if known.get(p)), group[0])
-            )
-            message = commit_message(f"Hand edit: {title}", [memory_id], HAND_EDIT_CLIENT)
-            sha = self.store.commit_paths(group, message)
-            if sha:
-                versions.update(dict.fromkeys(group, sha))
-        return versions
-
-    def _index_synced(
-        self,
-        ready: dict[str, tuple[str, Memory | None]],
-        committed: dict[str, str],
-        report: SyncReport,
-    ) -> None:
-        present = {p for p, (_, m) in ready.items() if m is not None and p not in committed}
-        versions = {**self._versions_of(present), **committed}
-        head = self.store.head_sha()
-        with self.index.writer() as writer:
-            for path, (memory_id, memory) in ready.items():
-                if memory is None:
-                    writer.delete_by_term("path", path)
-                    report.removed.append(path)
-                    continue
-                data = self.store.read_bytes(path) or b""
-                stat = (self.root / path).stat()
-                writer.update_document(**index_module.document(
-                    memory, path=path, memory_id=memory_id, version_id=versions.get(path, head),
-                    blob=blob_sha(data), mtime_ns=stat.st_mtime_ns, size=stat.st_size,
-                ))  # fmt: skip
-                report.indexed.append(path)
-
-    def _versions_of(self, paths: set[str]) -> dict[str, str]:
-        """path -> last commit that changed it; files git has never seen are left out.
-
-        A file that was never committed has no version of its own: it reports HEAD.
-        """
-        if not paths:
-            return {}
-        tracked = paths & set(self.store.head_blobs())
-        return self.store.last_commits(tracked)
+        """Take in hand edits of these files (check, commit, index)."""
+        return self.intake.sync_paths(paths, commit=commit)
 
     def take_in_offline_changes(self, progress: Progress | None = None) -> SyncReport:
-        """At start: commit hand edits made while nothing ran, then index whatever changed."""
-        pending = self.store.uncommitted_paths()
-        report = self.sync_paths(pending) if pending else SyncReport()
-        caught = self.catch_up(progress)
-        report.indexed += caught.indexed
-        report.removed += caught.removed
-        report.problems.update(caught.problems)
-        return report
+        """At start: commit hand edits made while nothing ran, then catch up."""
+        return self.intake.take_in_offline_changes(progress)
 
     def problems(self) -> dict[str, dict[str, Any]]:
         """Files that did not parse when last read: path -> line, reason, hint."""
-        return self._load_problems()
-
-    def _load_problems(self) -> dict[str, dict[str, Any]]:
-        try:
-            return json.loads(self._problems_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-
-    def _save_problems(self, problems: dict[str, dict[str, Any]]) -> None:
-        tmp = self._problems_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(problems, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self._problems_file)
+        return self.intake.problems()
 
 
 def _checked_time(value: str | None, field_name: str) -> str | None:
@@ -648,10 +450,6 @@ def _checked_time(value: str | None, field_name: str) -> str | None:
             field=field_name,
         ) from None
     return value
-
-
-def _problem(line: int | None, reason: str, hint: str) -> dict[str, Any]:
-    return {"line": line, "reason": reason, "hint": hint}
 
 
 def _result(
