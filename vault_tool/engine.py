@@ -21,7 +21,8 @@ from vault_tool.index import Index, Indexed
 from vault_tool.intake import Intake, Progress, SyncReport
 from vault_tool.ledger import Ledger
 from vault_tool.memory import Memory, memory_from_delta, parse, render, utc_now
-from vault_tool.store import Change, Store, blob_sha, commit_message
+from vault_tool.repo import blob_sha, commit_message
+from vault_tool.store import Change, Store
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,8 @@ from vault_tool import index as index_module
 from vault_tool.errors import UnparseableFile
 from vault_tool.index import Index
 from vault_tool.memory import Memory, parse
-from vault_tool.store import Store, blob_sha, commit_message
+from vault_tool.repo import blob_sha, commit_message
+from vault_tool.store import Store
 
 Progress = Callable[[int, int], None]
 HAND_EDIT_CLIENT = "hand-edit"

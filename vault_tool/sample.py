@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vault_tool.memory import parse
-from vault_tool.store import Change, Store, commit_message, is_memory_path
+from vault_tool.repo import commit_message
+from vault_tool.store import Change, Store, is_memory_path
 
 SAMPLE_CLIENT = "sample"
 

@@ -1,4 +1,4 @@
-"""The folder and its git repository: atomic writes, commits, versions, the vault lock, repair.
+"""The vault folder on top of its repository: atomic writes, the vault lock, crash repair.
 
 Every change to memory files goes through Store.apply(): journal -> temp file -> fsync ->
 rename -> stage only the touched paths -> commit -> confirm. A crash anywhere leaves either
@@ -8,7 +8,6 @@ the old state or a renamed-but-uncommitted file that the next open() commits (re
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -22,6 +21,14 @@ from typing import Any
 
 from vault_tool import config as config_module
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VaultUnavailable
+from vault_tool.repo import (
+    FALLBACK_EMAIL,
+    FALLBACK_NAME,
+    Repository,
+    blob_sha,
+    clear_git_environment,
+    open_repo,
+)
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +44,7 @@ GITATTRIBUTES = """\
 # Store every file byte for byte, so a file's blob id tells at once whether it changed.
 * -text
 """
-FALLBACK_NAME = "vault-tool"
-FALLBACK_EMAIL = "vault-tool@localhost"
 TMP_MARKER = ".vault-tmp-"
-_GIT_ENV_TO_CLEAR = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_COMMON_DIR",
-    "GIT_PREFIX",
-)
 
 
 @dataclass(frozen=True)
@@ -59,29 +54,6 @@ class Change:
     path: str
     data: bytes | None
     title: str = ""
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One commit in a file's history."""
-
-    sha: str
-    date: str
-    author: str
-    subject: str
-    client: str | None
-    path: str
-
-
-def blob_sha(data: bytes) -> str:
-    """git's blob id of these bytes (what `git hash-object` prints)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
-def commit_message(subject: str, memory_ids: list[str], client: str) -> str:
-    """Subject, blank line, trailers: `git log --grep 'Client: x'` and `Memory-Id:` find it."""
-    trailers = [f"Memory-Id: {m}" for m in memory_ids] + [f"Client: {client}"]
-    return subject + "\n\n" + "\n".join(trailers) + "\n"
 
 
 def is_memory_path(relpath: str) -> bool:
@@ -96,20 +68,17 @@ def is_memory_path(relpath: str) -> bool:
     return not (name.startswith("#") or name.startswith("~") or name.endswith("~"))
 
 
-class Store:
+class Store(Repository):
     """One vault folder and its repository. Open with Store.open(); close() on shutdown."""
 
     def __init__(self, root: Path, repo: Any, settings: config_module.Config) -> None:
-        self.root = root
-        self.repo = repo
+        super().__init__(root, repo, settings.lock_timeout_seconds)
         self.config = settings
         self.run_dir = root / ".vault" / "run"
         self._journal_dir = self.run_dir / "journal"
         self._lock: Any = None
-        # Threads of one process queue here before the cross-process file lock, and take
-        # turns on GitPython's persistent `git cat-file` helper, which is not thread-safe.
+        # Threads of one process queue here before the cross-process file lock.
         self._threads = threading.RLock()
-        self._repo_mutex = threading.RLock()
 
     # --- opening and creating ------------------------------------------------------------
 
@@ -123,7 +92,7 @@ class Store:
                 hint="create one with `vault-tool init PATH`, or point --vault / "
                 f"${config_module.ENV_VAR} at an existing vault",
             )
-        store = cls(root, _open_repo(root), config_module.read_config(root))
+        store = cls(root, open_repo(root), config_module.read_config(root))
         store.run_dir.mkdir(parents=True, exist_ok=True)
         store._use_identity_fallback_if_needed()
         if repair and store._journal_dir.is_dir() and any(store._journal_dir.iterdir()):
@@ -142,7 +111,7 @@ class Store:
         if root.exists() and not root.is_dir():
             raise InvalidInput(f"{root} exists and is not a folder", hint="pick another path")
         root.mkdir(parents=True, exist_ok=True)
-        _clear_git_environment(root)
+        clear_git_environment(root)
         import git
 
         repo = (
@@ -173,12 +142,6 @@ class Store:
         store.git("add", "--", *paths)
         store.git("commit", "--quiet", "-m", "Initialize vault", "--", *paths)
         return store
-
-    def close(self) -> None:
-        """Stop git helper processes (GitPython keeps `git cat-file` children alive)."""
-        self.repo.close()
-        with contextlib.suppress(Exception):
-            self.repo.git.clear_cache()
 
     # --- locking -------------------------------------------------------------------------
 
@@ -255,108 +218,6 @@ class Store:
                 if is_memory_path(rel):
                     yield rel, entry.stat(follow_symlinks=False)
 
-    def head_sha(self) -> str:
-        """The sha of HEAD (read from .git directly: no process)."""
-        sha = self._head_or_none()
-        if sha is None:
-            raise VaultUnavailable(
-                "the vault's repository has no commits", hint="run `vault-tool doctor`"
-            )
-        return sha
-
-    def head_blobs(self) -> dict[str, str]:
-        """path -> blob sha of every file in HEAD (one `git ls-tree`)."""
-        out = self.git("-c", "core.quotepath=off", "ls-tree", "-r", "-z", "HEAD")
-        blobs: dict[str, str] = {}
-        for record in out.split("\0"):
-            if record:
-                meta, path = record.split("\t", 1)
-                blobs[path] = meta.split()[2]
-        return blobs
-
-    def head_blob(self, relpath: str) -> str | None:
-        """The blob sha of relpath in HEAD, or None if HEAD does not have it."""
-        try:
-            with self._repo_mutex:
-                return (self.repo.head.commit.tree / relpath).hexsha
-        except (KeyError, ValueError):
-            return None
-
-    def last_commit(self, relpath: str) -> str | None:
-        """The sha of the last commit that changed relpath (its version_id)."""
-        out = self.git("log", "-1", "--format=%H", "--", relpath)
-        return out or None
-
-    def last_commits(self, paths: set[str]) -> dict[str, str]:
-        """path -> last commit that changed it, for many paths in one walk of the history."""
-        wanted = set(paths)
-        found: dict[str, str] = {}
-        if not wanted:
-            return found
-        proc = self.repo.git.log(
-            "--format=%x01%H", "--name-only", "-z", "--no-renames", as_process=True
-        )
-        sha = ""
-        try:
-            for raw in _split_stream(proc.stdout):
-                for part in raw.split("\0"):
-                    part = part.strip("\n")
-                    if part.startswith("\x01"):
-                        sha = part[1:].split("\n")[0]
-                        rest = part[1:].split("\n", 1)
-                        part = rest[1].strip("\n") if len(rest) > 1 else ""
-                    if part in wanted:
-                        found[part] = sha
-                        wanted.discard(part)
-                if not wanted:
-                    break
-        finally:
-            with contextlib.suppress(Exception):
-                proc.proc.kill()
-                proc.proc.wait()
-        return found
-
-    def history(self, relpath: str) -> list[Commit]:
-        """Every commit that changed this file, newest first, following hand moves."""
-        # -M90%: follow renames of (nearly) the same file, never a similar-looking new one.
-        return self._log("--follow", "-M90%", "--", relpath, default_path=relpath)
-
-    def log(
-        self, limit: int = 50, client: str | None = None, since: str | None = None
-    ) -> list[Commit]:
-        """The vault's commits, newest first, optionally of one client or since a date."""
-        args = [f"--max-count={limit}"]
-        if client:
-            args.append(f"--grep=^Client: {client}$")
-        if since:
-            args.append(f"--since={since}")
-        return self._log(*args, default_path="")
-
-    def _log(self, *args: str, default_path: str) -> list[Commit]:
-        fields = "%x01%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Client,valueonly,separator=%x2C)"
-        out = self.git(
-            "-c", "core.quotepath=off", "log", "--name-only", f"--format={fields}", *args
-        )
-        commits = []
-        for block in out.split("\x01")[1:]:
-            header, _, names = block.partition("\n")
-            sha, date, author, subject, client = header.split("\0")
-            path = next((n for n in names.splitlines() if n.strip()), default_path)
-            commits.append(Commit(sha, date, author, subject, client.strip() or None, path))
-        return commits
-
-    def show_file(self, sha: str, relpath: str) -> bytes | None:
-        """A file's bytes as of a commit, or None if it did not exist there."""
-        try:
-            with self._repo_mutex:
-                return (self.repo.commit(sha).tree / relpath).data_stream.read()
-        except (KeyError, ValueError):
-            return None
-
-    def diff(self, sha: str, relpath: str) -> str:
-        """The patch a commit made to a file."""
-        return self.git("show", "--format=", "--patch", sha, "--", relpath)
-
     def uncommitted_paths(self) -> list[str]:
         """Memory files that differ from HEAD: modified, new (untracked) or deleted."""
         out = self.git(
@@ -367,14 +228,6 @@ class Store:
             if len(record) > 3 and is_memory_path(record[3:]):
                 paths.append(record[3:])
         return paths
-
-    def commit_exists(self, sha: str) -> bool:
-        """Whether sha names a commit of this repository."""
-        try:
-            self.git("cat-file", "-e", f"{sha}^{{commit}}")
-            return True
-        except VaultError:
-            return False
 
     # --- writing -------------------------------------------------------------------------
 
@@ -483,56 +336,6 @@ class Store:
             journal.unlink(missing_ok=True)
         return made
 
-    # --- git -----------------------------------------------------------------------------
-
-    def git(self, *args: str) -> str:
-        """Run git in the vault, waiting out the user's own git index lock with backoff."""
-        import git
-
-        deadline = time.monotonic() + self.config.lock_timeout_seconds
-        delay = 0.01
-        while True:
-            try:
-                return self.repo.git.execute(["git", *args], strip_newline_in_stdout=True)
-            except git.GitCommandError as problem:
-                stderr = str(problem.stderr or "")
-                if "index.lock" in stderr and time.monotonic() < deadline:
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.5)
-                    continue
-                if "index.lock" in stderr:
-                    raise VaultBusy(
-                        "git's index.lock was held for too long",
-                        hint="wait for your own git command to finish; if none is running, "
-                        "remove .git/index.lock",
-                    ) from None
-                raise VaultError(
-                    f"git {args[0]} failed: {stderr.strip() or problem}",
-                    hint="run `vault-tool doctor`; nothing was changed",
-                ) from None
-
-    def _commit(self, message: str, paths: list[str], author_date: str | None) -> None:
-        subject, _, rest = message.partition("\n\n")
-        args = ["commit", "--quiet", "-m", subject]
-        if rest.strip():
-            args += ["-m", rest.strip()]
-        if author_date:
-            self.repo.git.update_environment(
-                GIT_AUTHOR_DATE=author_date, GIT_COMMITTER_DATE=author_date
-            )
-        try:
-            self.git(*args, "--", *paths)
-        finally:
-            if author_date:
-                self.repo.git.update_environment(GIT_AUTHOR_DATE=None, GIT_COMMITTER_DATE=None)
-
-    def _head_or_none(self) -> str | None:
-        try:
-            with self._repo_mutex:
-                return self.repo.head.commit.hexsha
-        except ValueError:
-            return None
-
     def _roll_back(
         self, staged: list[tuple[Change, Path, bytes | None]], entries: list[dict]
     ) -> None:
@@ -551,68 +354,6 @@ class Store:
         if staged:
             with contextlib.suppress(VaultError):
                 self.git("reset", "--quiet", "--", *[c.path for c, _, _ in staged])
-
-    def _use_identity_fallback_if_needed(self) -> None:
-        if not self._has_identity():
-            self.repo.git.update_environment(
-                GIT_AUTHOR_NAME=FALLBACK_NAME,
-                GIT_AUTHOR_EMAIL=FALLBACK_EMAIL,
-                GIT_COMMITTER_NAME=FALLBACK_NAME,
-                GIT_COMMITTER_EMAIL=FALLBACK_EMAIL,
-            )
-
-    def _has_identity(self) -> bool:
-        """Whether git knows who commits (asked through git itself, which reads every
-        config source: repo, $GIT_CONFIG_GLOBAL or ~/.gitconfig, system)."""
-        try:
-            return bool(self.git("config", "user.name")) and bool(self.git("config", "user.email"))
-        except VaultError:
-            return False
-
-    def _clear_stale_index_lock(self) -> None:
-        """Remove .git/index.lock only when no git process works in this repository."""
-        lock = self.root / ".git" / "index.lock"
-        if lock.exists() and not _git_running_in(self.root):
-            lock.unlink(missing_ok=True)
-            log.warning("removed a stale .git/index.lock left by a crashed writer")
-
-
-def _open_repo(root: Path) -> Any:
-    _clear_git_environment(root)
-    import git
-
-    try:
-        return git.Repo(root)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as problem:
-        raise VaultUnavailable(
-            f"{root} is not a git repository ({problem})",
-            hint="run `vault-tool init` there, or fix .git",
-        ) from None
-
-
-def _clear_git_environment(root: Path) -> None:
-    # A vault nested in another repository must never commit into it, and a GIT_DIR set
-    # by a hook or a shell must not redirect our writes.
-    for name in _GIT_ENV_TO_CLEAR:
-        os.environ.pop(name, None)
-    os.environ["GIT_CEILING_DIRECTORIES"] = str(root.parent)
-
-
-def _git_running_in(root: Path) -> bool:
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True  # cannot tell: assume the owner lives
-    for pid_dir in proc.iterdir():
-        if not pid_dir.name.isdigit():
-            continue
-        try:
-            if (pid_dir / "comm").read_text().strip().startswith("git"):
-                cwd = Path(os.readlink(pid_dir / "cwd"))
-                if cwd == root or root in cwd.parents:
-                    return True
-        except OSError:
-            continue
-    return False
 
 
 def _remove_empty_folders(folder: Path, root: Path) -> None:
@@ -646,8 +387,3 @@ def _write_new(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
         path.write_text(text, encoding="utf-8", newline="\n")
-
-
-def _split_stream(stream: Any) -> Iterator[str]:
-    for raw in iter(lambda: stream.read(65536), b""):
-        yield raw.decode("utf-8", "replace")

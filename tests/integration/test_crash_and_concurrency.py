@@ -24,7 +24,8 @@ from vault_tool.engine import Vault
 from vault_tool.errors import UnparseableFile, VaultBusy
 from vault_tool.index import Index
 from vault_tool.memory import memory_from_delta, parse, render
-from vault_tool.store import Store, blob_sha, commit_message
+from vault_tool.repo import blob_sha, commit_message
+from vault_tool.store import Store
 
 WRITER = r"""
 import sys
@@ -458,7 +459,7 @@ import sys, time
 from pathlib import Path
 from vault_tool.index import Index, document
 from vault_tool.memory import parse
-from vault_tool.store import blob_sha
+from vault_tool.repo import blob_sha
 
 root, seconds, relpath, version = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
 data = (root / relpath).read_bytes()
