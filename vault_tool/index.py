@@ -333,18 +333,20 @@ class Index:
                 self._ix = None
 
     @contextlib.contextmanager
-    def writer(self, *, optimize: bool = False) -> Iterator[Any]:
+    def writer(self, *, optimize: bool = False, bulk: bool = False) -> Iterator[Any]:
         """A writer whose changes are committed on success and dropped on error.
 
         Writes add a segment without merging, which keeps a write's index update short;
         the watcher's leader merges segments off the hot path (merge_segments). Past
         MAX_SEGMENTS, a write merges anyway, so queries never slow down without bound
-        when no leader runs.
+        when no leader runs. A bulk writer (thousands of documents) indexes in a second
+        process while this one parses files.
         """
         from whoosh.writing import LockError
 
+        options = {"procs": 2, "limitmb": 256, "multisegment": False} if bulk else {"limitmb": 128}
         try:
-            writer = self._ix.writer(timeout=10.0, limitmb=128)
+            writer = self._ix.writer(timeout=10.0, **options)
         except LockError:
             raise VaultError(
                 "the search index is locked by another process",
