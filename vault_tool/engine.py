@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,24 @@ log = logging.getLogger(__name__)
 # Folders hold a month of one type; past this many files a day level is added, because
 # every commit rewrites the tree objects of the folders on its path.
 FOLDER_FILE_LIMIT = 400
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One file of a multi-file change: write memory at path, or delete path (memory None)."""
+
+    path: str
+    memory: Memory | None
+    memory_id: str | None = None  # for a delete: the id to name in the commit trailer
+
+
+@dataclass
+class PlanResult:
+    """What apply_plan changed (or would change, on a dry run)."""
+
+    paths: list[str]
+    diff: str
+    version_id: str | None
 
 
 class Vault:
@@ -111,7 +130,7 @@ class Vault:
                     created=now,
                     updated=now,
                 )
-                path = self._new_path(memory, taken_paths)
+                path = self.path_for(memory, taken_paths)
                 taken_paths.add(path)
                 new.append((memory, path))
                 result = _result("create", "created", memory.id, "", path, draft.redactions)
@@ -236,7 +255,8 @@ class Vault:
                     field=where,
                 )
 
-    def _new_path(self, memory: Memory, taken: set[str]) -> str:
+    def path_for(self, memory: Memory, taken: set[str] | frozenset[str] = frozenset()) -> str:
+        """Where a new memory goes: <type>/<YYYY-MM>/<slug>.md, unique in the vault."""
         assert memory.id and memory.created
         folder = f"{memory.memory_type}/{memory.created[:7]}"
         full = self.root / folder
@@ -263,6 +283,55 @@ class Vault:
                         size=stat.st_size,
                     )
                 )
+
+    # --- several files in one commit (import, expiry, ontology, ...) ----------------------
+
+    def apply_plan(
+        self, plan: list[Planned], subject: str, *, client: str | None = None, dry_run: bool = False
+    ) -> PlanResult:
+        """Create, rewrite and delete several memory files as one commit.
+
+        Files whose bytes would not change are skipped; nothing changed means no commit.
+        A file with an uncommitted hand edit refuses the whole plan (nothing is lost).
+        With dry_run, nothing is written and the result carries the unified diff.
+        """
+        who = _clean_client(client or self.client)
+        with self.store.write_lock():
+            changes: list[Change] = []
+            written: list[tuple[Memory, str, bytes]] = []
+            removed: list[str] = []
+            diffs: list[str] = []
+            memory_ids: list[str] = []
+            for item in plan:
+                old = self.store.read_bytes(item.path)
+                if old is not None and blob_sha(old) != self.store.head_blob(item.path):
+                    raise VersionConflict(
+                        f"{item.path} has an uncommitted hand edit",
+                        current_version_id=self.store.head_sha(),
+                        hint="commit it (vault-tool commit) or undo it, then run this again",
+                    )
+                new = render(item.memory).encode() if item.memory is not None else None
+                if new == old:
+                    continue
+                title = item.memory.title if item.memory else item.path
+                changes.append(Change(item.path, new, title))
+                diffs.append(_unified_diff(item.path, old, new))
+                if item.memory is not None:
+                    written.append((item.memory, item.path, new or b""))
+                    memory_ids.append(item.memory.id or ids.path_id(item.path))
+                else:
+                    removed.append(item.path)
+                    memory_ids.append(item.memory_id or ids.path_id(item.path))
+            result = PlanResult([c.path for c in changes], "".join(diffs), None)
+            if dry_run or not changes:
+                return result
+            result.version_id = self.store.apply(changes, commit_message(subject, memory_ids, who))
+            self._index_written(written, result.version_id)
+            if removed:
+                with self.index.writer() as writer:
+                    for path in removed:
+                        writer.delete_by_term("path", path)
+            return result
 
     # --- search --------------------------------------------------------------------------
 
@@ -437,6 +506,21 @@ class Vault:
     def problems(self) -> dict[str, dict[str, Any]]:
         """Files that did not parse when last read: path -> line, reason, hint."""
         return self.intake.problems()
+
+
+def _unified_diff(path: str, old: bytes | None, new: bytes | None) -> str:
+    import difflib
+
+    before = (old or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    after = (new or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(
+        difflib.unified_diff(
+            before,
+            after,
+            fromfile=f"a/{path}" if old is not None else "/dev/null",
+            tofile=f"b/{path}" if new is not None else "/dev/null",
+        )
+    )
 
 
 def _checked_time(value: str | None, field_name: str) -> str | None:
