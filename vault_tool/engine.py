@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool import ids, ranking, remember, schema
+from vault_tool import ids, ranking, remember, review, schema
 from vault_tool import index as index_module
 from vault_tool import memory as memory_module
 from vault_tool.errors import Cancelled, InvalidInput, NotFound, UnparseableFile, VersionConflict
@@ -376,33 +376,17 @@ class Vault:
             until=_checked_time(args.get("until"), "until"),
         )
         with self.index.searcher() as searcher:
-            hits, total = ranking.rank(searcher, query, controls, datetime.now(UTC))
+            hits, total = ranking.rank(
+                searcher, query, controls, datetime.now(UTC), self.ledger.judgements()
+            )
             vault_size = searcher.doc_count()
         words = ranking.query_words(query)
-        fitted = ranking.fit_budget(
-            [h.record["content_md"] for h in hits], controls.maximum_context_bytes
+        selected = ranking.hit_entries(
+            hits,
+            controls.maximum_context_bytes,
+            lambda facts: ranking.matching_facts(facts, words),
+            explain=explain,
         )
-        selected = []
-        for hit, (content, truncated) in zip(hits, fitted, strict=True):
-            delta = hit.record["semantic_delta"]
-            entry = {
-                "memory_id": hit.memory_id,
-                "version_id": hit.fields["version_id"],
-                "title": hit.fields["title"],
-                "memory_type": hit.fields["memory_type"],
-                "score": round(hit.score, 4),
-                "content_md": content,
-                "truncated": truncated,
-                "facts": ranking.matching_facts(delta["facts"], words),
-                "tags": delta["tags"],
-                "updated": hit.record["updated"],
-                "path": hit.fields["path"],
-            }
-            if hit.superseded_by:
-                entry["superseded_by"] = hit.superseded_by
-            if explain:
-                entry["score_parts"] = hit.parts
-            selected.append(entry)
         if cancelled and cancelled():
             raise Cancelled("the search was cancelled", hint="nothing was recorded")
         result: dict[str, Any] = {"query": query, "selected_hits": selected, "total_matches": total}
@@ -418,6 +402,40 @@ class Vault:
             client=_clean_client(client or self.client),
         )
         return result
+
+    def feedback(
+        self, handle: str, helpful: list[str], unhelpful: list[str], who: str = "operator"
+    ) -> dict[str, Any]:
+        """Record which results of a logged search helped; ranking learns from it."""
+        search = self.ledger.search_record(handle)
+        if search is None:
+            raise NotFound(
+                f"no search record has handle {handle}",
+                hint="pick a handle from `vault-tool ledger`",
+            )
+        returned = {r["memory_id"] for r in search["results"]}
+        for memory_id in [*helpful, *unhelpful]:
+            if memory_id not in returned:
+                raise InvalidInput(
+                    f"{memory_id} was not among the results of search {handle}",
+                    hint=f"judge only what it returned: {', '.join(sorted(returned)) or 'nothing'}",
+                )
+        both = set(helpful) & set(unhelpful)
+        if both:
+            raise InvalidInput(
+                f"{sorted(both)[0]} is marked both helpful and unhelpful",
+                hint="mark each memory once",
+            )
+        if not helpful and not unhelpful:
+            raise InvalidInput("nothing to record", hint="give --helpful ID or --unhelpful ID")
+        record_id = self.ledger.record_feedback(search, helpful, unhelpful, _clean_client(who))
+        return {
+            "feedback_id": record_id,
+            "search_id": handle,
+            "query": search["query"],
+            "helpful": helpful,
+            "unhelpful": unhelpful,
+        }
 
     # --- reading -------------------------------------------------------------------------
 
@@ -446,6 +464,45 @@ class Vault:
                 field="memory_id",
             )
         return doc
+
+    def blame(self, memory_id: str) -> list[dict[str, Any]]:
+        """Each current fact of a memory with the commit, date and client that asserted it."""
+        return review.blame(self.store, self._require(ids.check_memory_id(memory_id)).path)
+
+    def search_as_of(
+        self, args: dict[str, Any], when: str, *, explain: bool = False, progress: Any = None
+    ) -> dict[str, Any]:
+        """A query over the vault as it was at a date or commit (not recorded in the ledger)."""
+        schema.validate(args, "search.input.schema.json")
+        return review.search_as_of(self.store, args, when, explain=explain, progress=progress)
+
+    # --- lifecycle: expiry and dismissal ------------------------------------------------
+
+    def expire(self, *, dry_run: bool = False) -> PlanResult:
+        """Delete every memory whose expires_at has passed, in one commit."""
+        from whoosh import query as q
+
+        now = int(datetime.now(UTC).timestamp())
+        with self.index.searcher() as searcher:
+            due = [
+                Indexed.from_stored(searcher.stored_fields(docnum))
+                for docnum in searcher.docs_for_query(q.NumericRange("expires_ts", 1, now))
+            ]
+        plan = [Planned(doc.path, None, doc.memory_id) for doc in sorted(due, key=lambda d: d.path)]
+        noun = "memory" if len(plan) == 1 else "memories"
+        return self.apply_plan(plan, f"Expire {len(plan)} {noun}", dry_run=dry_run)
+
+    def set_status(self, memory_id: str, status: str, *, dry_run: bool = False) -> PlanResult:
+        """Dismiss (hide from search, keep in the vault) or undismiss a memory, as one commit."""
+        doc = self._require(ids.check_memory_id(memory_id))
+        data = self.store.read_bytes(doc.path)
+        memory = parse((data or b"").decode("utf-8"), doc.path)
+        if memory.status == status:
+            return PlanResult([], "", None)
+        changed = memory.with_changes(status=status, updated=utc_now())
+        verb = "Dismiss" if status == "dismissed" else "Undismiss"
+        subject = f"{verb} {memory.memory_type}: {memory.title}"
+        return self.apply_plan([Planned(doc.path, changed)], subject, dry_run=dry_run)
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every version of a memory, newest first."""

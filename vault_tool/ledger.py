@@ -22,6 +22,8 @@ from typing import Any
 from vault_tool.ids import new_id
 
 FSYNC_DELAY = 0.2
+# Feedback has a file of its own: searches read it, and it changes far less often.
+FEEDBACK_FILE = "feedback.jsonl"
 
 
 class Ledger:
@@ -32,6 +34,8 @@ class Ledger:
         self._unsynced: set[Path] = set()
         self._guard = threading.Lock()
         self._timer: threading.Timer | None = None
+        self._judgements: list[tuple[str, int, str]] = []
+        self._judgements_key: tuple[int, int] | None = None
 
     def record_search(
         self,
@@ -65,7 +69,7 @@ class Ledger:
         return record["id"]
 
     def record_feedback(
-        self, handle: str, helpful: list[str], unhelpful: list[str], who: str
+        self, search: dict[str, Any], helpful: list[str], unhelpful: list[str], who: str
     ) -> str:
         """Append an operator's judgement of a search record's results."""
         record = {
@@ -73,12 +77,36 @@ class Ledger:
             "id": new_id(),
             "time": _now(),
             "client": who,
-            "search_id": handle,
+            "search_id": search["id"],
+            "query": search["query"],
             "helpful": helpful,
             "unhelpful": unhelpful,
         }
-        self._append(record)
+        self._append(record, FEEDBACK_FILE)
         return record["id"]
+
+    def search_record(self, handle: str) -> dict[str, Any] | None:
+        """The search record with this handle, or None."""
+        return next((r for r in self.records("search") if r["id"] == handle), None)
+
+    def judgements(self) -> list[tuple[str, int, str]]:
+        """(memory_id, +1 helpful / -1 unhelpful, the query it was judged for), oldest first.
+
+        Read once and kept until the feedback file changes: every search consults it.
+        """
+        path = self.dir / FEEDBACK_FILE
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return []
+        key = (stat.st_mtime_ns, stat.st_size)
+        if self._judgements_key != key:
+            judged = []
+            for record in self.records("feedback"):
+                judged += [(m, 1, record["query"]) for m in record["helpful"]]
+                judged += [(m, -1, record["query"]) for m in record["unhelpful"]]
+            self._judgements, self._judgements_key = judged, key
+        return self._judgements
 
     def records(self, kind: str | None = None) -> Iterator[dict[str, Any]]:
         """Every record, oldest first; a torn last line (crash mid-write) is skipped."""
@@ -94,9 +122,9 @@ class Ledger:
                     if kind is None or record.get("type") == kind:
                         yield record
 
-    def _append(self, record: dict[str, Any]) -> None:
+    def _append(self, record: dict[str, Any], name: str | None = None) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        path = self.dir / f"{record['time'][:7]}.jsonl"
+        path = self.dir / (name or f"{record['time'][:7]}.jsonl")
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

@@ -1,17 +1,23 @@
 """Turning a query and filters into ranked, budgeted hits.
 
-Score of a hit = BM25 over every field (title, body, entity names, glosses, facts, tags,
-weighted by repetition in one field)
-+ an entity bonus (the query matches the gloss of an entity the memory mentions, even
-when this memory glosses it more briefly), x 1.15 when pinned, x 0.5 when superseded by
-a live memory. Each part is kept so `search --explain` can show the whole score.
+Score of a hit = (text + entity + feedback) x factor, where
+- text is BM25 over every field (title, body, entity names, glosses, facts, tags, weighted
+  by repetition in one field);
+- entity is a bonus when the query matches the gloss of an entity the memory mentions,
+  even when this memory glosses it more briefly;
+- feedback is a bounded boost (or penalty) from operators' judgements in the ledger;
+- factor is x 1.15 when pinned and x 0.5 when superseded by a live memory.
+Each part is kept so `search --explain` can show the whole score.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from vault_tool.entities import compatible, gloss_words, normalize_name
@@ -32,7 +38,8 @@ ENTITY_WEIGHT = 0.3
 # A hit whose share of the budget would be smaller than this gets no content at all:
 # a few stray bytes help nobody.
 MIN_CONTENT_BYTES = 48
-_POOL = 50  # candidates scored before the final cut to top_k
+# Feedback moves a hit by at most this share of the best text score of the query.
+FEEDBACK_WEIGHT = 0.25
 
 
 @dataclass
@@ -76,16 +83,28 @@ class Hit:
 
 def query_words(text: str) -> list[str]:
     """The analysed words of a query (stemmed, accent-folded, stop words dropped)."""
+    return list(_query_words(text))
+
+
+@lru_cache(maxsize=4096)
+def _query_words(text: str) -> tuple[str, ...]:
+    # Cached: feedback compares every search with the queries operators judged.
     from vault_tool.index import text_analyzer
 
-    seen: dict[str, None] = {}
-    for token in text_analyzer()(text):
-        seen.setdefault(token.text, None)
-    return list(seen)
+    return tuple(dict.fromkeys(token.text for token in text_analyzer()(text)))
 
 
-def rank(searcher: Any, text: str, controls: Controls, now: datetime) -> tuple[list[Hit], int]:
-    """The top hits for a query and how many memories matched it."""
+def rank(
+    searcher: Any,
+    text: str,
+    controls: Controls,
+    now: datetime,
+    judgements: list[tuple[str, int, str]] = (),  # type: ignore[assignment]
+) -> tuple[list[Hit], int]:
+    """The top hits for a query and how many memories matched it.
+
+    judgements are operators' (memory_id, +1/-1, query) from the ledger's feedback.
+    """
     from whoosh import query as q
 
     words = distinctive_words(searcher, query_words(text))
@@ -113,12 +132,34 @@ def rank(searcher: Any, text: str, controls: Controls, now: datetime) -> tuple[l
             hit = hits[docnum] = _hit(searcher.stored_fields(docnum), {"text": 0.0})
             total += 1
         hit.parts["entity"] = round(bonus * best_text * ENTITY_WEIGHT, 6)
+    for memory_id, signal in feedback_signals(judgements, words).items():
+        for hit in hits.values():
+            if hit.memory_id == memory_id:
+                hit.parts["feedback"] = round(FEEDBACK_WEIGHT * signal * best_text, 6)
     for hit in hits.values():
         if hit.fields.get("pinned"):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR
     ordered = sorted(hits.values(), key=lambda h: (-h.score, h.fields["path"]))
     ordered = _place_superseded(searcher, ordered, hidden)
     return ordered[: controls.top_k], total
+
+
+def feedback_signals(judgements: list[tuple[str, int, str]], words: list[str]) -> dict[str, float]:
+    """memory_id -> a signal in (-1, 1) from operators' feedback, strongest for similar queries.
+
+    Each judgement counts 0.5, plus up to 0.5 more by how much its query shares words with
+    this one (Jaccard); the sum goes through tanh(x / 2), so no amount of feedback moves a
+    memory by more than FEEDBACK_WEIGHT of the best text score.
+    """
+    if not judgements:
+        return {}
+    wanted = set(words)
+    net: dict[str, float] = {}
+    for memory_id, sign, query in judgements:
+        theirs = set(query_words(query))
+        similarity = len(wanted & theirs) / len(wanted | theirs) if wanted | theirs else 0.0
+        net[memory_id] = net.get(memory_id, 0.0) + sign * (0.5 + 0.5 * similarity)
+    return {memory_id: math.tanh(value / 2) for memory_id, value in net.items() if value}
 
 
 def distinctive_words(searcher: Any, words: list[str]) -> list[str]:
@@ -266,6 +307,39 @@ def _superseded_ids(searcher: Any) -> frozenset[str]:
         )
         reader._vault_superseded = cached
     return cached
+
+
+def hit_entries(
+    hits: list[Hit],
+    budget: int,
+    pick_facts: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+    *,
+    explain: bool = False,
+) -> list[dict[str, Any]]:
+    """Hits in the result shape of the search tool, their content fitted to the byte budget."""
+    fitted = fit_budget([h.record["content_md"] for h in hits], budget)
+    entries = []
+    for hit, (content, truncated) in zip(hits, fitted, strict=True):
+        delta = hit.record["semantic_delta"]
+        entry = {
+            "memory_id": hit.memory_id,
+            "version_id": hit.fields["version_id"],
+            "title": hit.fields["title"],
+            "memory_type": hit.fields["memory_type"],
+            "score": round(hit.score, 4),
+            "content_md": content,
+            "truncated": truncated,
+            "facts": pick_facts(delta["facts"]),
+            "tags": delta["tags"],
+            "updated": hit.record["updated"],
+            "path": hit.fields["path"],
+        }
+        if hit.superseded_by:
+            entry["superseded_by"] = hit.superseded_by
+        if explain:
+            entry["score_parts"] = hit.parts
+        entries.append(entry)
+    return entries
 
 
 # --- the byte budget -------------------------------------------------------------------------

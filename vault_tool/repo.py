@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -107,29 +108,27 @@ class Repository:
         out = self.git("log", "-1", "--format=%H", "--", relpath)
         return out or None
 
-    def last_commits(self, paths: set[str]) -> dict[str, str]:
-        """path -> last commit that changed it, for many paths in one walk of the history."""
+    def last_commits(self, paths: set[str], rev: str = "HEAD") -> dict[str, str]:
+        """path -> last commit (at or before rev) that changed it, in one walk of the history."""
         wanted = set(paths)
         found: dict[str, str] = {}
         if not wanted:
             return found
         proc = self.repo.git.log(
-            "--format=%x01%H", "--name-only", "-z", "--no-renames", as_process=True
+            "--format=%x01%H", "--name-only", "-z", "--no-renames", rev, as_process=True
         )
         sha = ""
         try:
-            for raw in _split_stream(proc.stdout):
-                for part in raw.split("\0"):
-                    part = part.strip("\n")
-                    if part.startswith("\x01"):
-                        sha = part[1:].split("\n")[0]
-                        rest = part[1:].split("\n", 1)
-                        part = rest[1].strip("\n") if len(rest) > 1 else ""
-                    if part in wanted:
-                        found[part] = sha
-                        wanted.discard(part)
-                if not wanted:
-                    break
+            for record in _records(proc.stdout):
+                # A record is "\x01<sha>\n<first path>" or a further path of that commit.
+                if record.startswith("\x01"):
+                    sha, _, record = record[1:].partition("\n")
+                record = record.strip("\n")
+                if record in wanted:
+                    found[record] = sha
+                    wanted.discard(record)
+                    if not wanted:
+                        break
         finally:
             with contextlib.suppress(Exception):
                 proc.proc.kill()
@@ -142,12 +141,20 @@ class Repository:
         return self._log("--follow", "-M90%", "--", relpath, default_path=relpath)
 
     def log(
-        self, limit: int = 50, client: str | None = None, since: str | None = None
+        self,
+        limit: int = 50,
+        client: str | None = None,
+        since: str | None = None,
+        memory_type: str | None = None,
     ) -> list[Commit]:
-        """The vault's commits, newest first, optionally of one client or since a date."""
-        args = [f"--max-count={limit}"]
+        """The vault's commits, newest first; optionally of one client, since a date, or
+        writing memories of one type (by the changelog subjects)."""
+        args = [f"--max-count={limit}", "--extended-regexp", "--all-match"]
         if client:
-            args.append(f"--grep=^Client: {client}$")
+            args.append(f"--grep=^Client: {re.escape(client)}$")
+        if memory_type:
+            verbs = "Create|Update|Delete|Restore|Dismiss|Undismiss"
+            args.append(f"--grep=^({verbs}) {re.escape(memory_type)}: ")
         if since:
             args.append(f"--since={since}")
         return self._log(*args, default_path="")
@@ -296,6 +303,12 @@ def _git_running_in(root: Path) -> bool:
     return False
 
 
-def _split_stream(stream: Any) -> Iterator[str]:
-    for raw in iter(lambda: stream.read(65536), b""):
-        yield raw.decode("utf-8", "replace")
+def _records(stream: Any) -> Iterator[str]:
+    """NUL-separated records of a git -z output stream, decoded whole (never split)."""
+    pending = b""
+    for chunk in iter(lambda: stream.read(65536), b""):
+        *complete, pending = (pending + chunk).split(b"\0")
+        for record in complete:
+            yield record.decode("utf-8", "replace")
+    if pending:
+        yield pending.decode("utf-8", "replace")

@@ -117,9 +117,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from vault_tool.cli import maintenance, memories, search, serve, setup
+    from vault_tool.cli import maintenance, memories, review, search, serve, setup
 
-    for module in (setup, serve, search, memories, maintenance):
+    for module in (setup, serve, search, memories, review, maintenance):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -87,13 +87,24 @@ def restore(memory_id: str, version: str, vault_path: str | None, as_json: bool)
 @click.option(
     "--since", metavar="DATE", help="Only commits since this date (anything git accepts)."
 )
+@click.option("--type", "memory_type", metavar="TYPE", help="Only writes of memories of this type.")
 @vault_options
 def log(
-    limit: int, client: str | None, since: str | None, vault_path: str | None, as_json: bool
+    limit: int,
+    client: str | None,
+    since: str | None,
+    memory_type: str | None,
+    vault_path: str | None,
+    as_json: bool,
 ) -> None:
-    """The vault's changelog: every write, hand edit and repair, newest first."""
+    """The vault's changelog: every write, hand edit and repair, newest first.
+
+    To review what one agent wrote today in plain git: git log --since=midnight
+    --grep 'Client: claude-code' --stat
+    """
     with open_vault(vault_path, catch_up=False) as vault:
-        commits = [c.__dict__ for c in vault.store.log(limit=limit, client=client, since=since)]
+        found = vault.store.log(limit=limit, client=client, since=since, memory_type=memory_type)
+        commits = [c.__dict__ for c in found]
     emit(commits, as_json, lambda out: out.print(_commit_table(commits)))
 
 
@@ -173,8 +184,9 @@ def _commit_table(commits: list[dict[str, Any]]) -> Any:
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
-    for column in ("version", "date", "author", "client", "message"):
-        table.add_column(column, no_wrap=column != "message")
+    for column in ("version", "date", "author", "client"):
+        table.add_column(column, no_wrap=True, max_width=24)
+    table.add_column("message", min_width=32, ratio=1)
     for c in commits:
         table.add_row(
             c["sha"][:10],

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.main import emit, open_vault, vault_options
+from vault_tool.cli.main import emit, open_vault, progress_callback, vault_options
 
 
 @click.command()
@@ -32,6 +32,12 @@ from vault_tool.cli.main import emit, open_vault, vault_options
 @click.option("--since", metavar="DATE", help="Only memories updated on or after DATE.")
 @click.option("--until", metavar="DATE", help="Only memories updated on or before DATE.")
 @click.option("--explain", is_flag=True, help="Show every part of each hit's score.")
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="DATE|COMMIT",
+    help="Search the vault as it was then, with the facts valid on that day (not recorded).",
+)
 @vault_options
 def search(
     query: tuple[str, ...],
@@ -42,12 +48,15 @@ def search(
     since: str | None,
     until: str | None,
     explain: bool,
+    as_of: str | None,
     vault_path: str | None,
     as_json: bool,
 ) -> None:
     """Search memories by QUERY, best first (the same ranking agents get over MCP).
 
-    The query is recorded in the retrieval ledger (see `vault-tool ledger`).
+    The query is recorded in the retrieval ledger (see `vault-tool ledger`). With
+    --as-of, the vault is searched as git held it at that date or commit, and each hit
+    shows only the facts valid on that day.
     """
     args: dict[str, Any] = {
         "query": " ".join(query),
@@ -63,9 +72,16 @@ def search(
         if value:
             args[name] = value
     with open_vault(vault_path) as vault:
-        result = vault.search(args, explain=explain)
+        if as_of:
+            progress = progress_callback("Reading the vault as it was")
+            result = vault.search_as_of(args, as_of, explain=explain, progress=progress)
+        else:
+            result = vault.search(args, explain=explain)
 
     def render(out: Any) -> None:
+        if "as_of" in result:
+            moment = result["as_of"]
+            out.print(f"[dim]As of {moment['moment']} (commit {moment['commit'][:10]})[/dim]")
         if not result["selected_hits"]:
             out.print(
                 "The vault has no memories yet."
