@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.entities import normalize_name
-from vault_tool.errors import VaultError
+from vault_tool.errors import NotFound, VaultError
 from vault_tool.memory import Memory, parse_time
 
 log = logging.getLogger(__name__)
@@ -399,6 +399,17 @@ class Index:
         """The memory with this id; for a duplicated id, the one with the smallest path."""
         found = sorted(self.find("memory_id", memory_id), key=lambda d: d.path)
         return found[0] if found else None
+
+    def require(self, memory_id: str) -> Indexed:
+        """The memory with this id; NotFound (naming the fix) if there is none."""
+        doc = self.by_id(memory_id)
+        if doc is None:
+            raise NotFound(
+                f"memory_id: no memory has id {memory_id}",
+                hint="search with a query to find the memory and its current id",
+                field="memory_id",
+            )
+        return doc
 
     def by_path(self, path: str) -> Indexed | None:
         """The document of this file."""

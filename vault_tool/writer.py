@@ -1,0 +1,320 @@
+"""Writing memories: the create, update and delete of remember, and multi-file plans.
+
+Every write holds the vault lock, goes through Store.apply (one commit) and then updates
+the index, so a write is searchable when it returns.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from vault_tool import ids, remember
+from vault_tool import index as index_module
+from vault_tool.errors import InvalidInput, NotFound, UnparseableFile, VersionConflict
+from vault_tool.index import Index, Indexed
+from vault_tool.memory import Memory, memory_from_delta, parse, render, utc_now
+from vault_tool.repo import blob_sha, commit_message
+from vault_tool.store import Change, Store
+
+# Folders hold a month of one type; past this many files a day level is added, because
+# every commit rewrites the tree objects of the folders on its path.
+FOLDER_FILE_LIMIT = 400
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One file of a multi-file change: write memory at path, or delete path (memory None)."""
+
+    path: str
+    memory: Memory | None
+    memory_id: str | None = None  # for a delete: the id to name in the commit trailer
+
+
+@dataclass
+class PlanResult:
+    """What apply_plan changed (or would change, on a dry run)."""
+
+    paths: list[str]
+    diff: str
+    version_id: str | None
+
+
+class Writer:
+    """The write side of one open vault."""
+
+    def __init__(self, store: Store, index: Index) -> None:
+        self.store = store
+        self.index = index
+        self.root = store.root
+
+    def create_batch(self, drafts: list[remember.Draft], client: str, single: bool = False) -> dict:
+        with self.store.write_lock():
+            results: list[dict[str, Any]] = []
+            new: list[tuple[Memory, str]] = []
+            seen: dict[str, dict[str, Any]] = {}
+            taken_paths: set[str] = set()
+            now = utc_now()
+            for i, draft in enumerate(drafts):
+                prefix = "" if single else f"items[{i}]."
+                delta = draft.delta
+                print_ = index_module.fingerprint(
+                    delta["memory_type"], delta["title"], draft.content_md
+                )
+                existing = seen.get(print_) or self._existing_create(print_, draft)
+                if existing:
+                    results.append(existing)
+                    continue
+                self._check_references(delta, prefix, own_id=None)
+                memory = memory_from_delta(
+                    delta,
+                    draft.content_md,
+                    id=ids.new_id(),
+                    source=client,
+                    created=now,
+                    updated=now,
+                )
+                path = self.path_for(memory, taken_paths)
+                taken_paths.add(path)
+                new.append((memory, path))
+                result = write_result("create", "created", memory.id, "", path, draft.redactions)
+                results.append(result)
+                seen[print_] = {**result, "status": "unchanged", "redactions": []}
+            keys = [m.key for m, _ in new if m.key]
+            if len(keys) != len(set(keys)):
+                raise InvalidInput(
+                    "items: two items use the same key", hint="give each key to one memory"
+                )
+            sha = self.write_new(new, client) if new else self.store.head_sha()
+            for result in results:
+                if result["status"] == "created" or not result["version_id"]:
+                    result["version_id"] = sha
+        if single:
+            return results[0]
+        return {"mode": "create", "version_id": sha, "results": results}
+
+    def _existing_create(self, print_: str, draft: remember.Draft) -> dict[str, Any] | None:
+        for doc in self.index.find("fingerprint", print_):
+            if doc.status == "active":
+                return write_result(
+                    "create", "unchanged", doc.memory_id, doc.version_id, doc.path, draft.redactions
+                )
+        return None
+
+    def write_new(self, new: list[tuple[Memory, str]], client: str) -> str:
+        changes = [Change(path, render(m).encode(), m.title) for m, path in new]
+        if len(new) == 1:
+            subject = f"Create {new[0][0].memory_type}: {new[0][0].title}"
+        else:
+            subject = f"Create {len(new)} memories"
+        message = commit_message(subject, [m.id for m, _ in new], client)
+        sha = self.store.apply(changes, message)
+        self.index_written([(m, p, c.data) for (m, p), c in zip(new, changes, strict=True)], sha)
+        return sha
+
+    def update(
+        self, doc: Indexed, data: bytes, draft: remember.Draft, client: str, current: str
+    ) -> dict:
+        try:
+            old = parse(data.decode("utf-8"), doc.path)
+        except (UnparseableFile, UnicodeDecodeError):
+            old = None  # a committed but broken file: the update replaces it; git keeps the old
+        memory_id = (old.id if old else None) or (
+            doc.memory_id if ids.is_ulid(doc.memory_id) else ids.new_id()
+        )
+        self._check_references(draft.delta, "", own_id=memory_id)
+        now = utc_now()
+        keep = {
+            "id": memory_id,
+            "source": client,
+            "created": (old.created if old else None) or now,
+            "extra": old.extra if old else {},
+        }
+        memory = memory_from_delta(
+            draft.delta, draft.content_md, updated=old.updated if old else now, **keep
+        )
+        if old and render(memory).encode() == data:
+            return write_result(
+                "update", "unchanged", memory_id, current, doc.path, draft.redactions
+            )
+        memory = memory.with_changes(updated=now)
+        text = render(memory).encode()
+        message = commit_message(
+            f"Update {memory.memory_type}: {memory.title}", [memory_id], client
+        )
+        sha = self.store.apply([Change(doc.path, text, memory.title)], message)
+        self.index_written([(memory, doc.path, text)], sha)
+        return write_result("update", "updated", memory_id, sha, doc.path, draft.redactions)
+
+    def delete(self, doc: Indexed, client: str) -> dict[str, Any]:
+        message = commit_message(f"Delete {doc.memory_type}: {doc.title}", [doc.memory_id], client)
+        sha = self.store.apply([Change(doc.path, None, doc.title)], message)
+        with self.index.writer() as writer:
+            writer.delete_by_term("path", doc.path)
+        return write_result("delete", "deleted", doc.memory_id, sha, doc.path, [])
+
+    def current(self, memory_id: str, expected: str) -> tuple[Indexed, bytes, str]:
+        """The memory's document, bytes and version; refuse if it moved on since `expected`."""
+        doc = self.index.require(memory_id)
+        data = self.store.read_bytes(doc.path)
+        if data is None:
+            raise NotFound(
+                f"memory_id: {memory_id} is indexed but its file {doc.path} is gone",
+                hint="it was deleted or moved by hand; search again for its current id",
+                field="memory_id",
+            )
+        current = self.store.last_commit(doc.path) or self.store.head_sha()
+        if blob_sha(data) != self.store.head_blob(doc.path):
+            raise VersionConflict(
+                f"memory_id: {memory_id} has an uncommitted hand edit in {doc.path}",
+                current_version_id=current,
+                hint="nothing was changed; read it again once the edit is committed "
+                "(search with memory_id) and retry with the new version_id",
+            )
+        if expected != current:
+            raise VersionConflict(
+                f"expected_version_id: {memory_id} changed since version {expected[:10]}; "
+                f"its current version is {current}",
+                current_version_id=current,
+                hint="nothing was changed; read the current version (search with memory_id), "
+                "merge your change into it, and retry with its version_id",
+            )
+        return doc, data, current
+
+    def _check_references(self, delta: dict[str, Any], prefix: str, own_id: str | None) -> None:
+        key = delta.get("key")
+        if key:
+            holders = [d for d in self.index.find("key", key) if d.memory_id != own_id]
+            if holders:
+                raise InvalidInput(
+                    f"{prefix}semantic_delta.key: {key!r} is already used by "
+                    f"{holders[0].memory_id}",
+                    hint="keys are unique: update that memory instead, or choose another key",
+                    field=f"{prefix}semantic_delta.key",
+                )
+        for i, target in enumerate(delta.get("supersedes", ())):
+            if target == own_id or self.index.by_id(target) is None:
+                where = f"{prefix}semantic_delta.supersedes[{i}]"
+                raise InvalidInput(
+                    f"{where}: no other memory has id {target}",
+                    hint="list ids of existing memories, as returned by search",
+                    field=where,
+                )
+
+    def path_for(self, memory: Memory, taken: set[str] | frozenset[str] = frozenset()) -> str:
+        """Where a new memory goes: <type>/<YYYY-MM>/<slug>.md, unique in the vault."""
+        assert memory.id and memory.created
+        folder = f"{memory.memory_type}/{memory.created[:7]}"
+        full = self.root / folder
+        if full.is_dir() and sum(1 for _ in os.scandir(full)) >= FOLDER_FILE_LIMIT:
+            folder = f"{folder}/{memory.created[8:10]}"
+        stem = ids.slugify(memory.title)
+        path = f"{folder}/{stem}.md"
+        if path in taken or (self.root / path).exists() or self.index.by_path(path):
+            path = f"{folder}/{stem}-{memory.id[-6:].lower()}.md"
+        return path
+
+    def index_written(self, written: list[tuple[Memory, str, bytes]], sha: str) -> None:
+        with self.index.writer() as writer:
+            for memory, path, data in written:
+                stat = (self.root / path).stat()
+                writer.update_document(
+                    **index_module.document(
+                        memory,
+                        path=path,
+                        memory_id=memory.id or ids.path_id(path),
+                        version_id=sha,
+                        blob=blob_sha(data),
+                        mtime_ns=stat.st_mtime_ns,
+                        size=stat.st_size,
+                    )
+                )
+
+    # --- several files in one commit (import, expiry, ontology, ...) ----------------------
+
+    def apply_plan(
+        self, plan: list[Planned], subject: str, *, client: str | None = None, dry_run: bool = False
+    ) -> PlanResult:
+        """Create, rewrite and delete several memory files as one commit.
+
+        Files whose bytes would not change are skipped; nothing changed means no commit.
+        A file with an uncommitted hand edit refuses the whole plan (nothing is lost).
+        With dry_run, nothing is written and the result carries the unified diff.
+        """
+        who = clean_client(client or "cli")
+        with self.store.write_lock():
+            changes: list[Change] = []
+            written: list[tuple[Memory, str, bytes]] = []
+            removed: list[str] = []
+            diffs: list[str] = []
+            memory_ids: list[str] = []
+            for item in plan:
+                old = self.store.read_bytes(item.path)
+                if old is not None and blob_sha(old) != self.store.head_blob(item.path):
+                    raise VersionConflict(
+                        f"{item.path} has an uncommitted hand edit",
+                        current_version_id=self.store.head_sha(),
+                        hint="commit it (vault-tool commit) or undo it, then run this again",
+                    )
+                new = render(item.memory).encode() if item.memory is not None else None
+                if new == old:
+                    continue
+                title = item.memory.title if item.memory else item.path
+                changes.append(Change(item.path, new, title))
+                diffs.append(unified_diff(item.path, old, new))
+                if item.memory is not None:
+                    written.append((item.memory, item.path, new or b""))
+                    memory_ids.append(item.memory.id or ids.path_id(item.path))
+                else:
+                    removed.append(item.path)
+                    memory_ids.append(item.memory_id or ids.path_id(item.path))
+            result = PlanResult([c.path for c in changes], "".join(diffs), None)
+            if dry_run or not changes:
+                return result
+            result.version_id = self.store.apply(changes, commit_message(subject, memory_ids, who))
+            self.index_written(written, result.version_id)
+            if removed:
+                with self.index.writer() as writer:
+                    for path in removed:
+                        writer.delete_by_term("path", path)
+            return result
+
+
+def unified_diff(path: str, old: bytes | None, new: bytes | None) -> str:
+    import difflib
+
+    before = (old or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    after = (new or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(
+        difflib.unified_diff(
+            before,
+            after,
+            fromfile=f"a/{path}" if old is not None else "/dev/null",
+            tofile=f"b/{path}" if new is not None else "/dev/null",
+        )
+    )
+
+
+def write_result(
+    mode: str,
+    status: str,
+    memory_id: str | None,
+    version_id: str,
+    path: str,
+    redactions: list[dict[str, Any]],
+) -> dict[str, Any]:
+    return {
+        "mode": mode,
+        "status": status,
+        "memory_id": memory_id,
+        "version_id": version_id,
+        "path": path,
+        "redactions": list(redactions),
+    }
+
+
+def clean_client(name: str) -> str:
+    """A client name safe for a commit trailer: one short line of plain characters."""
+    cleaned = "".join(c if c.isalnum() or c in "._-/ " else "-" for c in name.strip())[:64]
+    return cleaned.strip() or "unknown"
