@@ -431,12 +431,23 @@ def test_a_cancelled_search_gets_no_answer_records_nothing_and_the_server_carrie
             cancel,
             _call(3, "search", {"query": "billing after the cancel"}),
         )
-        answer = _receive(process)
-        assert answer["id"] == 3 and answer["result"]["structuredContent"]["selected_hits"]
+        answers = [_receive(process)]
+        while answers[-1]["id"] != 3:
+            answers.append(_receive(process))
+        assert answers[-1]["result"]["structuredContent"]["selected_hits"]
         process.stdin.close()  # type: ignore[union-attr]
         assert process.wait(5) == 0
-        assert process.stdout.read() == b"", "the cancelled request was answered"  # type: ignore[union-attr]
-        assert ledger_queries(vault_path) == ["billing after the cancel"]
+        answered = {a["id"] for a in answers} | {
+            json.loads(line)["id"]
+            for line in process.stdout.read().splitlines()  # type: ignore[union-attr]
+            if line.strip()
+        }
+        queries = ledger_queries(vault_path)
+        # A search that finished before the cancel was read may be answered (the protocol
+        # allows it) and is then recorded; a cancelled one is neither answered nor recorded.
+        # On an idle machine the cancel wins; test_mcp_cancellation.py proves it mid-flight.
+        assert ("cancelled billing question" in queries) == (2 in answered)
+        assert queries[-1] == "billing after the cancel"
     finally:
         if process.poll() is None:
             process.kill()
