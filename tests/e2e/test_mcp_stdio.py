@@ -443,10 +443,12 @@ def test_a_cancelled_search_gets_no_answer_records_nothing_and_the_server_carrie
             if line.strip()
         }
         queries = ledger_queries(vault_path)
-        # A search that finished before the cancel was read may be answered (the protocol
-        # allows it) and is then recorded; a cancelled one is neither answered nor recorded.
-        # On an idle machine the cancel wins; test_mcp_cancellation.py proves it mid-flight.
-        assert ("cancelled billing question" in queries) == (2 in answered)
+        # The cancel races the search. A search that finished first is recorded, and then
+        # answered unless the cancel arrived before the answer was sent (the protocol lets
+        # the receiver drop it). An answered search is always recorded; one cancelled before
+        # it finished records nothing, which test_mcp_cancellation.py proves mid-flight.
+        if 2 in answered:
+            assert "cancelled billing question" in queries
         assert queries[-1] == "billing after the cancel"
     finally:
         if process.poll() is None:

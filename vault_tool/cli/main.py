@@ -117,9 +117,19 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from vault_tool.cli import maintenance, memories, review, search, serve, setup
+    from vault_tool.cli import (
+        health,
+        maintenance,
+        memories,
+        ontology,
+        review,
+        search,
+        serve,
+        setup,
+        transfer,
+    )
 
-    for module in (setup, serve, search, memories, review, maintenance):
+    for module in (setup, serve, search, memories, review, transfer, maintenance, ontology, health):
         for command in module.COMMANDS:
             cli.add_command(command)
 
@@ -131,7 +141,8 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run a command, turning errors into a message and an exit code."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
-        cli.main(args=argv, prog_name="vault-tool", standalone_mode=False)
+        # Outside standalone mode click returns a command's ctx.exit(code) instead of raising.
+        code = cli.main(args=argv, prog_name="vault-tool", standalone_mode=False)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as problem:
@@ -145,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(problem.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def report_error(problem: VaultError) -> None:

@@ -1,0 +1,365 @@
+"""verify and doctor find every fault injected into a real vault; gc compacts and stays healthy."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import create_args, git
+from vault_tool import doctor as doctor_module
+from vault_tool import gc, health
+from vault_tool.engine import Vault
+from vault_tool.repo import blob_sha
+from vault_tool.store import Store
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
+    """A vault with three committed, indexed memories, made once and copied for each test."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
+        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        root = tmp_path_factory.mktemp("template") / "vault"
+        Store.init(root).close()
+        with Vault.open(root, client="pytest") as made:
+            titles = ("Ana owns billing", "Staging needs the VPN", "Deploys happen on Tuesdays")
+            return root, [made.remember(create_args(title)) for title in titles]
+
+
+@pytest.fixture
+def vault_path(tmp_path: Path, template: tuple[Path, list[dict]]) -> Path:
+    """A copy of the template vault (files, git and index, with their times)."""
+    path = tmp_path / "vault"
+    shutil.copytree(template[0], path, symlinks=True)
+    return path
+
+
+@pytest.fixture
+def filled(vault, template: tuple[Path, list[dict]]) -> list[dict]:
+    """The template's memories, in a vault this test has open (as a server would)."""
+    return template[1]
+
+
+def verify(vault_path: Path) -> health.VerifyReport:
+    with health.Checkup(vault_path) as checkup:
+        return health.verify(checkup)
+
+
+def doctor(vault_path: Path) -> doctor_module.DoctorReport:
+    with health.Checkup(vault_path) as checkup:
+        return doctor_module.doctor(checkup)
+
+
+def kinds(report: health.VerifyReport) -> set[tuple[str, str]]:
+    return {(i.kind, i.path) for i in report.issues}
+
+
+def check(report: doctor_module.DoctorReport, name: str) -> doctor_module.Check:
+    return next(c for c in report.checks if c.name == name)
+
+
+def test_a_clean_vault_is_healthy_for_verify_and_doctor(vault_path, filled):
+    found = verify(vault_path)
+    assert found.healthy and found.issues == []
+    assert (found.files, found.indexed, found.committed) == (3, 3, 3)
+    report = doctor(vault_path)
+    assert report.healthy, [c for c in report.checks if c.status != "ok"]
+    assert {c.name for c in report.checks} >= {
+        "config",
+        "git",
+        "index",
+        "files",
+        "uncommitted",
+        "index_drift",
+        "git_locks",
+        "write_lock",
+        "journal",
+        "watcher",
+    }
+    assert "vault-tool" in check(report, "git").summary  # who commits (the vault's identity)
+    assert "schema version 5" in check(report, "index").summary
+
+
+# --- each injected fault is found by both ----------------------------------------------------
+
+BROKEN = "---\nmemory_type: note\ntitle: Broken: a colon in the middle\n---\n# Broken\n"
+
+
+def break_yaml(vault_path: Path, filled: list[dict]) -> str:
+    path = filled[0]["path"]
+    (vault_path / path).write_text(BROKEN)
+    return path
+
+
+def delete_index(vault_path: Path, filled: list[dict]) -> str:
+    shutil.rmtree(vault_path / ".vault" / "index")
+    return ".vault/index"
+
+
+def delete_file(vault_path: Path, filled: list[dict]) -> str:
+    path = filled[1]["path"]
+    (vault_path / path).unlink()
+    return path
+
+
+def leave_git_lock(vault_path: Path, filled: list[dict]) -> str:
+    (vault_path / ".git" / "index.lock").write_bytes(b"")
+    return ".git/index.lock"
+
+
+def leave_journal_entry(vault_path: Path, filled: list[dict]) -> str:
+    """What a writer that crashed before its rename leaves: a journal entry and a temp file."""
+    data = b"---\nmemory_type: note\ntitle: Half written\n---\n# Half written\n"
+    (vault_path / "note").mkdir(exist_ok=True)
+    (vault_path / "note" / ".half-written.md.vault-tmp-0a1b2c3d").write_bytes(data[:20])
+    entry = {
+        "message": "Create note: Half written\n\nClient: pytest\n",
+        "entries": [
+            {
+                "path": "note/half-written.md",
+                "tmp": "note/.half-written.md.vault-tmp-0a1b2c3d",
+                "blob": blob_sha(data),
+                "title": "Half written",
+            }
+        ],
+    }
+    journal = vault_path / ".vault" / "run" / "journal"
+    journal.mkdir(parents=True, exist_ok=True)
+    (journal / "1700000000000000000-4242.json").write_text(json.dumps(entry))
+    return ".vault/run/journal/1700000000000000000-4242.json"
+
+
+def edit_without_commit(vault_path: Path, filled: list[dict]) -> str:
+    path = filled[2]["path"]
+    with (vault_path / path).open("a") as file:
+        file.write("\nA line a person added.\n")
+    return path
+
+
+FAULTS: list[tuple[Callable[[Path, list[dict]], str], set[str], set[str]]] = [
+    # (inject, verify issue kinds at the returned path, doctor checks that fail)
+    (break_yaml, {"unparseable", "uncommitted"}, {"files", "uncommitted"}),
+    (delete_index, {"index_missing"}, {"index"}),
+    (delete_file, {"indexed_but_missing", "deleted_uncommitted"}, {"index_drift", "uncommitted"}),
+    (leave_git_lock, {"stale_git_lock"}, {"git_locks"}),
+    (leave_journal_entry, {"interrupted_write"}, {"journal"}),
+    (edit_without_commit, {"stale_index", "uncommitted"}, {"index_drift", "uncommitted"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("inject", "issue_kinds", "failing"), FAULTS, ids=[f[0].__name__ for f in FAULTS]
+)
+def test_verify_and_doctor_each_find_the_injected_fault(
+    vault_path, filled, inject, issue_kinds, failing
+):
+    where = inject(vault_path, filled)
+    found = verify(vault_path)
+    assert not found.healthy
+    assert {(kind, where) for kind in issue_kinds} <= kinds(found)
+    assert all(i.fix for i in found.issues)
+    report = doctor(vault_path)
+    assert not report.healthy
+    assert {c.name for c in report.checks if c.status == "fail"} == failing
+    assert all(check(report, name).fix for name in failing)
+
+
+def test_a_broken_file_is_reported_with_line_reason_and_fix(vault_path, filled):
+    path = break_yaml(vault_path, filled)
+    [row] = check(doctor(vault_path), "files").details
+    assert row["path"] == path and row["line"] == 3
+    assert "not valid YAML" in row["reason"]
+    assert "between the --- lines" in row["fix"]
+
+
+def test_looking_repairs_nothing_and_creates_no_index(vault_path, filled):
+    leave_journal_entry(vault_path, filled)
+    leave_git_lock(vault_path, filled)
+    delete_index(vault_path, filled)
+    before = git(vault_path, "rev-parse", "HEAD")
+    doctor(vault_path)
+    verify(vault_path)
+    assert not (vault_path / ".vault" / "index").exists()
+    assert (vault_path / ".git" / "index.lock").exists()
+    assert list((vault_path / ".vault" / "run" / "journal").iterdir())
+    assert git(vault_path, "rev-parse", "HEAD") == before
+
+
+def test_an_index_version_that_is_not_gits_last_commit_is_found(vault_path, filled):
+    git(vault_path, "commit", "--amend", "--quiet", "-m", "Rewritten history")
+    found = verify(vault_path)
+    assert ("wrong_version", filled[2]["path"]) in kinds(found)
+    assert check(doctor(vault_path), "index_drift").status == "fail"
+
+
+def test_a_copied_file_is_a_duplicate_id(vault, vault_path, filled):
+    source = vault_path / filled[0]["path"]
+    shutil.copy(source, source.with_name("copy.md"))
+    vault.catch_up()
+    found = verify(vault_path)
+    copy = source.with_name("copy.md").relative_to(vault_path).as_posix()
+    assert {("duplicate_id", filled[0]["path"]), ("duplicate_id", copy)} <= kinds(found)
+
+
+def test_a_file_with_a_secret_is_reported_as_refused(vault_path, filled):
+    path = vault_path / filled[0]["path"]
+    path.write_text(path.read_text() + "\nkey AKIAIOSFODNN7EXAMPLQ in a note\n")
+    assert ("refused", filled[0]["path"]) in kinds(verify(vault_path))
+
+
+def test_after_reindex_and_commit_the_vault_is_healthy_again(vault_path, filled):
+    edit_without_commit(vault_path, filled)
+    delete_file(vault_path, filled)
+    assert not verify(vault_path).healthy
+    with Vault.open(vault_path) as opened:
+        opened.sync_paths(opened.store.uncommitted_paths(), commit=True)
+    assert verify(vault_path).healthy
+    assert doctor(vault_path).healthy
+
+
+def test_uncommitted_edits_only_warn_when_auto_commit_is_off(vault_path, filled):
+    config = vault_path / ".vault" / "config.toml"
+    config.write_text(config.read_text().replace("auto_commit = true", "auto_commit = false"))
+    git(vault_path, "commit", "--quiet", "-am", "Turn auto-commit off")
+    with Vault.open(vault_path) as opened:
+        edit_without_commit(vault_path, filled)
+        opened.catch_up()  # hand edits are indexed but left uncommitted
+    report = doctor(vault_path)
+    assert check(report, "uncommitted").status == "warn"
+    assert report.healthy
+    assert not verify(vault_path).healthy  # verify lists every disagreement with git
+
+
+def test_broken_settings_fail_doctor_with_the_reason(vault_path, filled):
+    (vault_path / ".vault" / "config.toml").write_text("[watch\nauto_commit = true\n")
+    config = check(doctor(vault_path), "config")
+    assert config.status == "fail" and "not valid TOML" in config.summary
+
+
+def test_unknown_settings_are_a_warning(vault_path, filled):
+    config = vault_path / ".vault" / "config.toml"
+    config.write_text(config.read_text().replace("auto_commit", "auto_comit"))
+    found = check(doctor(vault_path), "config")
+    assert found.status == "warn" and "[watch] auto_comit" in found.summary
+
+
+# --- processes: watcher and write lock ----------------------------------------------------------
+
+
+def test_doctor_names_the_live_watcher_leader_and_its_heartbeat(vault, vault_path, filled):
+    from vault_tool.watcher import Watcher
+
+    watcher = Watcher(vault).start()
+    try:
+        assert watcher.ready.wait(10)
+        found = check(doctor(vault_path), "watcher")
+    finally:
+        watcher.stop()
+    assert found.status == "ok"
+    assert f"pid {os.getpid()}" in found.summary and "heartbeat" in found.summary
+
+
+def test_a_leader_that_stopped_beating_fails_doctor(vault_path, filled):
+    record = {"pid": os.getpid(), "client": "pytest", "since": 0, "heartbeat": time.time() - 60}
+    (vault_path / ".vault" / "run" / "leader.json").write_text(json.dumps(record))
+    found = check(doctor(vault_path), "watcher")
+    assert found.status == "fail" and "hangs" in found.summary
+
+
+def test_a_dead_leaders_record_is_a_warning(vault_path, filled):
+    record = {"pid": 2**22 + 1, "client": "gone", "since": 0, "heartbeat": time.time()}
+    (vault_path / ".vault" / "run" / "leader.json").write_text(json.dumps(record))
+    assert check(doctor(vault_path), "watcher").status == "warn"
+
+
+def test_doctor_names_who_holds_the_write_lock_and_a_journal_is_then_in_progress(
+    vault, vault_path, filled
+):
+    leave_journal_entry(vault_path, filled)
+    with vault.store.write_lock():
+        report = doctor(vault_path)
+        found = verify(vault_path)
+    lock = check(report, "write_lock")
+    assert lock.status == "warn" and f"pid {os.getpid()}" in lock.summary
+    assert check(report, "journal").status == "ok"
+    assert "interrupted_write" not in {i.kind for i in found.issues}
+
+
+# --- gc ------------------------------------------------------------------------------------------
+
+
+def test_gc_merges_the_index_packs_git_and_stays_healthy(vault, vault_path, filled):
+    for n in range(4):
+        vault.remember(create_args(f"Extra memory {n}"))
+    assert vault.index.segment_count() > 1
+    report = gc.collect(vault)
+    assert report.after["index_segments"] == 1
+    # Objects nothing refers to stay loose for two weeks (git's margin for a concurrent
+    # writer); everything a commit reaches is packed.
+    assert report.after["git_loose_objects"] < report.before["git_loose_objects"]
+    assert report.after["git_packs"] >= 1
+    info = vault_path / ".git" / "objects" / "info"
+    graphs = [info / "commit-graph", *info.glob("commit-graphs/*.graph")]
+    # Changed-path Bloom filters (chunks BIDX and BDAT) keep `git log -- PATH` fast.
+    assert any(g.is_file() and b"BIDX" in g.read_bytes() for g in graphs)
+    assert verify(vault_path).healthy
+    assert len(vault.search({"query": "extra memory"})["selected_hits"]) == 4
+
+
+def _record(kind: str, when: str, **fields: object) -> str:
+    return json.dumps({"type": kind, "id": f"{kind}-{when}", "time": when, **fields}) + "\n"
+
+
+def test_gc_drops_torn_ledger_lines_and_salvages_the_record_glued_to_one(vault, filled):
+    vault.search({"query": "billing"})
+    vault.ledger.flush()
+    [current] = vault.ledger.dir.glob("*.jsonl")
+    whole = _record("search", "2020-01-01T00:00:00.000000Z", query="x")
+    with current.open("a") as file:
+        file.write('{"type":"search","id":"torn","qu' + whole)  # torn, then the next append
+        file.write("not json at all\n")
+    report = gc.collect(vault)
+    assert report.ledger.torn_dropped == 2 and report.ledger.salvaged == 1
+    records = list(vault.ledger.records())
+    assert [r["query"] for r in records] == ["billing", "x"]
+    assert current.read_text().count("\n") == 2
+
+
+def test_gc_drops_old_searches_without_feedback_and_keeps_the_judged(vault, filled):
+    vault.ledger.dir.mkdir(parents=True, exist_ok=True)
+    old_month = vault.ledger.dir / "2020-01.jsonl"
+    old_month.write_text(
+        _record("search", "2020-01-01T00:00:00.000000Z", query="nobody judged this")
+        + _record("search", "2020-01-02T00:00:00.000000Z", query="judged")
+        + _record(
+            "feedback",
+            "2020-01-03T00:00:00.000000Z",
+            search_id="search-2020-01-02T00:00:00.000000Z",
+        )
+    )
+    vault.search({"query": "billing"})
+    vault.ledger.flush()
+    report = gc.collect(vault, older_than_days=30)
+    assert report.ledger.old_searches_dropped == 1
+    queries = [r.get("query") for r in vault.ledger.records()]
+    assert "nobody judged this" not in queries
+    assert "judged" in queries and "billing" in queries
+    assert sum(1 for r in vault.ledger.records() if r["type"] == "feedback") == 1
+
+
+def test_gc_without_an_age_keeps_every_whole_record(vault, filled):
+    for query in ("billing", "staging", "deploys"):
+        vault.search({"query": query})
+    vault.ledger.flush()
+    before = [p.read_bytes() for p in sorted(vault.ledger.dir.glob("*.jsonl"))]
+    report = gc.collect(vault)
+    assert report.ledger.rewritten == 0 and report.ledger.kept == 3
+    assert [p.read_bytes() for p in sorted(vault.ledger.dir.glob("*.jsonl"))] == before

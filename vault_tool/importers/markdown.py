@@ -1,0 +1,358 @@
+"""Folders of Markdown notes: plain (Obsidian-style) and Basic Memory."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vault_tool import ids, schema
+from vault_tool.errors import InvalidInput, UnparseableFile
+from vault_tool.importers.items import (
+    ENTITIES_MAX,
+    FACTS_MAX,
+    GLOSS_MAX,
+    NAME_MAX,
+    Item,
+    Progress,
+    Skipped,
+    Source,
+    Unusable,
+    date_field,
+    kind_of,
+    normalize_tag,
+    one_line,
+    shorten,
+    snake_case,
+    text_field,
+)
+from vault_tool.memory import (
+    KEY_ORDER,
+    MAX_FILE_BYTES,
+    Entity,
+    Fact,
+    Memory,
+    load_yaml,
+)
+
+# Obsidian's inline tag: '#' then letters, digits, _, -, /, not all digits; not inside a word,
+# a URL fragment (/#x), an HTML entity (&#1;), a wikilink heading ([[#x]]) or a link target.
+_INLINE_TAG = re.compile(r"(?<![\w#/&;\[(])#([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*)")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_ATX_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+# Basic Memory: `- [category] text #tag (context)` and `- relation_type [[Target]] (context)`.
+_OBSERVATION = re.compile(r"^\s*[-*]\s+\[(?P<category>[^\[\]]+)\]\s+(?P<text>\S.*?)\s*$")
+_RELATION = re.compile(
+    r"^\s*[-*]\s+(?P<rel>[^\s\[\]][^\[\]]*?)\s+\[\[(?P<target>[^\[\]|#]+)(?:[|#][^\[\]]*)?\]\]"
+    r"\s*(?:\((?P<context>[^()]*)\))?\s*$"
+)
+_TRAILING_CONTEXT = re.compile(r"\s*\(([^()]*)\)\s*$")
+_TRAILING_TAGS = re.compile(r"(?:\s+#[\w/-]+)+\s*$")
+
+
+# --- Markdown folders (Obsidian-style) ---------------------------------------------------
+
+
+def read_markdown(files: list[tuple[str, Path]], progress: Progress | None = None) -> Source:
+    """Plain Markdown notes: front matter optional, title from it, else the first H1, else
+    the file name; tags from front matter and inline #tags. No entities or facts are made."""
+    source = Source()
+    for done, (label, text, mtime) in enumerate(_texts(files, source), 1):
+        try:
+            meta, body = _split(text, label)
+            notes: list[str] = []
+            ours, extra = _front_matter(meta, notes)
+            title = text_field(meta.get("title")) or _first_h1_anywhere(body) or Path(label).stem
+            created = ours.pop("created", None) or date_field(meta.get("date")) or mtime
+            source.items.append(
+                Item(label, _memory(ours, extra, title, body, meta, created, notes), notes=notes)
+            )
+        except Unusable as problem:
+            source.skipped.append(Skipped(label, str(problem)))
+        if progress:
+            progress(done, len(files))
+    return source
+
+
+# --- Basic Memory -----------------------------------------------------------------------
+
+
+def read_basic_memory(
+    files: list[tuple[str, Path]], project: str, progress: Progress | None = None
+) -> Source:
+    """A Basic Memory folder: each note is an entity; `- [category] text` observations and
+    `- relation [[Target]]` relations become entities and facts about it."""
+    source = Source()
+    parsed: list[tuple[str, dict[str, Any], str, str]] = []
+    for label, text, mtime in _texts(files, source):
+        try:
+            meta, body = _split(text, label)
+        except Unusable as problem:
+            source.skipped.append(Skipped(label, str(problem)))
+            continue
+        parsed.append((label, meta, body, mtime))
+    # Relation targets are resolved against the notes of the folder, so that an entity gets
+    # the same kind and gloss in every memory that names it.
+    known: dict[str, tuple[str, str]] = {}
+    for label, meta, body, _ in parsed:
+        title = _bm_title(meta, body, label)
+        identity = _bm_identity(text_field(meta.get("type")) or "note", project)
+        for name in (title, text_field(meta.get("permalink")), Path(label).stem):
+            if name:
+                known.setdefault(name.lower(), identity)
+    for done, (label, meta, body, mtime) in enumerate(parsed, 1):
+        try:
+            notes: list[str] = []
+            ours, extra = _front_matter(meta, notes)
+            title = _bm_title(meta, body, label)
+            note_type = text_field(meta.get("type")) or "note"
+            entities, facts = _bm_structure(body, title, note_type, project, known, notes)
+            ours.setdefault("memory_type", _memory_type_of(note_type))
+            ours["entities"], ours["facts"] = entities, facts
+            created = ours.pop("created", None) or mtime
+            memory = _memory(ours, extra, title, body, meta, created, notes)
+            source.items.append(Item(label, memory, notes=notes))
+        except Unusable as problem:
+            source.skipped.append(Skipped(label, str(problem)))
+        if progress:
+            progress(done, len(parsed))
+    return source
+
+
+def _bm_title(meta: dict[str, Any], body: str, label: str) -> str:
+    return text_field(meta.get("title")) or _first_h1_anywhere(body) or Path(label).stem
+
+
+def _bm_identity(note_type: str, project: str) -> tuple[str, str]:
+    gloss = shorten(f"{one_line(note_type)} in the Basic Memory project {project}", GLOSS_MAX)
+    return kind_of(note_type, "note"), gloss
+
+
+def _bm_structure(
+    body: str,
+    title: str,
+    note_type: str,
+    project: str,
+    known: dict[str, tuple[str, str]],
+    notes: list[str],
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """Entities and facts of one Basic Memory note."""
+    me = shorten(title, NAME_MAX)
+    kind, gloss = _bm_identity(note_type, project)
+    entities: dict[str, dict[str, str]] = {me: {"n": me, "kind": kind, "is": gloss}}
+    facts: list[dict[str, str]] = []
+    dropped = 0
+    for line in _prose_lines(body):
+        relation = _RELATION.match(line)
+        observation = None if relation else _OBSERVATION.match(line)
+        if relation:
+            target = one_line(relation["target"])
+            name = shorten(target, NAME_MAX)
+            t_kind, t_gloss = known.get(target.lower()) or _bm_identity("note", project)
+            new = {"n": name, "kind": t_kind, "is": t_gloss}
+            predicate = snake_case(relation["rel"], "relates_to")
+        elif observation and observation["category"].strip().lower() not in ("", "x"):
+            category = one_line(observation["category"])
+            text = _TRAILING_CONTEXT.sub("", observation["text"])
+            text = _TRAILING_TAGS.sub("", text).strip() or text
+            name = shorten(text, NAME_MAX)
+            about = shorten(f"{category} observation about {title}", GLOSS_MAX)
+            new = {"n": name, "kind": "observation", "is": about}
+            predicate = snake_case(f"has_{category}", "has_observation")
+        else:
+            continue
+        if (name not in entities and len(entities) >= ENTITIES_MAX) or len(facts) >= FACTS_MAX:
+            dropped += 1
+            continue
+        entities.setdefault(name, new)
+        fact = {"subject": me, "predicate": predicate, "object": name}
+        if fact not in facts:
+            facts.append(fact)
+    if dropped:
+        notes.append(
+            f"{dropped} observations or relations past the limits ({ENTITIES_MAX} entities, "
+            f"{FACTS_MAX} facts) stay in the body only"
+        )
+    return list(entities.values()), facts
+
+
+# --- reading files -----------------------------------------------------------------------
+
+
+def markdown_files(root: Path) -> Iterator[tuple[str, Path]]:
+    """(label, path) of every .md file under root (or root itself), skipping dot folders,
+    dotfiles and symlinks, in a stable order."""
+    if root.is_file():
+        yield root.name, root
+        return
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            path = Path(folder) / name
+            if name.startswith(".") or not name.lower().endswith(".md") or path.is_symlink():
+                continue
+            yield path.relative_to(root).as_posix(), path
+
+
+def _texts(files: list[tuple[str, Path]], source: Source) -> Iterator[tuple[str, str, str]]:
+    """(label, text, modification time) of each file that is readable UTF-8 of a sane size."""
+    for label, path in files:
+        try:
+            data = path.read_bytes()
+        except OSError as problem:
+            source.skipped.append(Skipped(label, f"cannot be read: {problem.strerror}"))
+            continue
+        if len(data) > MAX_FILE_BYTES:
+            source.skipped.append(Skipped(label, f"too large ({len(data)} bytes)"))
+            continue
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            source.skipped.append(Skipped(label, "is not UTF-8 text"))
+            continue
+        mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        yield label, text.replace("\r\n", "\n"), mtime
+
+
+def _split(text: str, label: str) -> tuple[dict[str, Any], str]:
+    """(front matter, body) of a Markdown file; no front matter gives {}."""
+    import frontmatter
+
+    handler = frontmatter.YAMLHandler()
+    if not handler.detect(text):
+        return {}, text
+    try:
+        raw, body = handler.split(text)
+        return load_yaml(raw, label), body
+    except ValueError:
+        raise Unusable("front matter is not closed (no line '---' after it)") from None
+    except UnparseableFile as problem:
+        where = f"line {problem.line}: " if problem.line else ""
+        raise Unusable(f"{where}{problem.reason}") from None
+
+
+def _prose_lines(body: str) -> Iterator[str]:
+    """Lines outside fenced code blocks."""
+    fence = None
+    for line in body.splitlines():
+        opened = _FENCE.match(line)
+        if opened:
+            fence = None if fence == opened[1] else (fence or opened[1])
+            continue
+        if fence is None:
+            yield line
+
+
+def _first_h1_anywhere(body: str) -> str | None:
+    for line in _prose_lines(body):
+        match = _ATX_H1.match(line)
+        if match and match[1].strip():
+            return match[1].strip()
+    return None
+
+
+def _inline_tags(body: str) -> list[str]:
+    found = []
+    for line in _prose_lines(body):
+        if _ATX_H1.match(line):
+            line = line.lstrip(" #")
+        found.extend(_INLINE_TAG.findall(_CODE_SPAN.sub("", line)))
+    return found
+
+
+def _tag_values(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        return [t for t in re.split(r"[,\s]+", value) if t]
+    if isinstance(value, list):
+        return [t for t in value if isinstance(t, str | int | float)]
+    return []
+
+
+# Front matter keys the readers consume themselves, or that are ours with a fixed meaning.
+_CONSUMED = {"title", "tags"}
+_OURS = set(KEY_ORDER) - _CONSUMED
+
+
+def _front_matter(meta: dict[str, Any], notes: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split foreign front matter into our fields (when their values are valid for us) and
+    the keys we keep as they are. A key of ours with a value we cannot use is kept under
+    `imported_<key>`, so nothing a person wrote is lost."""
+    ours: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for raw_key, value in meta.items():
+        key = str(raw_key)
+        if key in _CONSUMED:
+            continue
+        if key not in _OURS:
+            extra[key] = value
+            continue
+        usable = _usable(key, value)
+        if usable is None:
+            extra[f"imported_{key}"] = value
+            notes.append(f"front matter {key}: {value!r} is not valid here; kept as imported_{key}")
+        else:
+            ours[key] = usable
+    return ours, extra
+
+
+def _usable(key: str, value: Any) -> Any:
+    if key in ("created", "updated"):
+        return date_field(value)
+    if key == "id" and not (isinstance(value, str) and ids.is_ulid(value)):
+        return None
+    try:
+        schema.validate({key: value}, "memory.schema.json")
+    except InvalidInput:
+        return None
+    return value
+
+
+def _memory_type_of(note_type: str) -> str:
+    lowered = note_type.strip().lower()
+    return lowered if lowered in schema.memory_types() else "note"
+
+
+def _memory(
+    ours: dict[str, Any],
+    extra: dict[str, Any],
+    title: str,
+    body: str,
+    meta: dict[str, Any],
+    created: str,
+    notes: list[str],
+) -> Memory:
+    """A Memory from our front matter fields, the foreign ones, and what the reader found."""
+    tags: list[str] = []
+    for raw in [*_tag_values(meta.get("tags")), *_inline_tags(body)]:
+        tag = normalize_tag(raw)
+        if tag is None:
+            notes.append(f"tag {raw!r} has no usable characters; left out")
+        elif tag not in tags:
+            tags.append(tag)
+    return Memory(
+        id=ours.get("id"),
+        memory_type=ours.get("memory_type", "note"),
+        title=title,
+        body=body,
+        key=ours.get("key"),
+        status=ours.get("status", "active"),
+        pinned=bool(ours.get("pinned", False)),
+        entities=tuple(Entity(e["n"], e["kind"], e["is"]) for e in ours.get("entities", ())),
+        facts=tuple(
+            Fact(
+                f["subject"], f["predicate"], f["object"], f.get("valid_from"), f.get("valid_until")
+            )
+            for f in ours.get("facts", ())
+        ),
+        tags=tuple(tags),
+        supersedes=tuple(ours.get("supersedes", ())),
+        expires_at=ours.get("expires_at"),
+        source=ours.get("source"),
+        created=created,
+        updated=ours.get("updated"),
+        extra=extra,
+    )

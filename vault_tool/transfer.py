@@ -1,0 +1,301 @@
+"""Import into a vault as one commit, and export a vault as JSON Lines.
+
+The importers package turns a source into Memory values; this module checks them against the
+vault (already there? id or path taken? key in use?), gives each an id and a path, and writes
+them all with Vault.apply_plan: one commit, `Import <n> memories from <source>`. Export reads
+the files (the source of truth), not the index. docs/import-export.md describes the formats.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from vault_tool import ids, importers, redact
+from vault_tool import index as index_module
+from vault_tool.engine import Planned, Vault
+from vault_tool.errors import InvalidInput, UnparseableFile
+from vault_tool.importers import Item, Progress
+from vault_tool.memory import Memory, parse, utc_now
+from vault_tool.store import is_memory_path
+
+IMPORT_CLIENT = "import"
+EXPORT_FORMATS = ("jsonl", "kg-jsonl")
+
+
+def import_source(
+    vault: Vault,
+    path: Path,
+    fmt: str,
+    *,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Import PATH in format fmt as one commit; a report of what was imported and skipped."""
+    source = importers.read_source(path, fmt, progress)
+    name = redact.redact_text(path.name or str(path), "source")[0]
+    report: dict[str, Any] = {
+        "source": str(path),
+        "format": fmt,
+        "dry_run": dry_run,
+        "version_id": None,
+        "imported": [],
+        "skipped": [s.to_dict() for s in source.skipped],
+        "redactions": [],
+        "notes": [],
+    }
+    plan = _plan(vault, source.items, fmt, report)
+    count = len(plan)
+    subject = f"Import {count} {'memory' if count == 1 else 'memories'} from {name}"
+    report["subject"] = subject
+    if plan:
+        result = vault.apply_plan(plan, subject, client=IMPORT_CLIENT, dry_run=dry_run)
+        report["version_id"] = result.version_id
+        if dry_run:
+            report["diff"] = result.diff
+    report["counts"] = {
+        "imported": len(report["imported"]),
+        "skipped": len(report["skipped"]),
+        "redacted": sum(r["count"] for r in report["redactions"]),
+    }
+    return report
+
+
+def _plan(vault: Vault, items: list[Item], fmt: str, report: dict[str, Any]) -> list[Planned]:
+    plan: list[Planned] = []
+    seen: dict[str, str] = {}  # fingerprint or id -> label of the item that claimed it
+    taken: set[str] = set()
+    keys: set[str] = set()
+    now = utc_now()
+    for item in items:
+        try:
+            memory, redactions = importers.prepare(item)
+        except importers.Unusable as problem:
+            report["skipped"].append({"item": item.label, "reason": str(problem)})
+            continue
+        reason = _already_there(vault, memory, item, seen)
+        if reason:
+            report["skipped"].append({"item": item.label, "reason": reason})
+            continue
+        if memory.key and (memory.key in keys or vault.index.find("key", memory.key)):
+            item.notes.append(f"key {memory.key!r} is already used; kept as imported_key")
+            extra = {**memory.extra, "imported_key": memory.key}
+            memory = memory.with_changes(key=None, extra=extra)
+        memory = memory.with_changes(
+            created=memory.created or now,
+            updated=memory.updated or memory.created or now,
+            source=memory.source or f"{IMPORT_CLIENT}/{fmt}",
+        )
+        memory, path = _place(vault, memory, item, taken)
+        taken.add(path)
+        if memory.key:
+            keys.add(memory.key)
+        seen[index_module.fingerprint(memory.memory_type, memory.title, memory.body)] = item.label
+        seen[memory.id or ids.path_id(path)] = item.label
+        plan.append(Planned(path, memory))
+        report["imported"].append(
+            {
+                "item": item.label,
+                "memory_id": memory.id or ids.path_id(path),
+                "path": path,
+                "title": memory.title,
+                "memory_type": memory.memory_type,
+            }
+        )
+        report["redactions"].extend({"item": item.label, **r} for r in redactions)
+        report["notes"].extend({"item": item.label, "note": n} for n in item.notes)
+    return plan
+
+
+def _already_there(vault: Vault, memory: Memory, item: Item, seen: dict[str, str]) -> str | None:
+    """Why memory is a duplicate (same type, title and content, or same id), or None."""
+    print_ = index_module.fingerprint(memory.memory_type, memory.title, memory.body)
+    if print_ in seen:
+        return f"same type, title and content as {seen[print_]} in this import"
+    for doc in vault.index.find("fingerprint", print_):
+        same = "has the same type, title and content"
+        return f"already in the vault: {doc.memory_id} ({doc.path}) {same}"
+    hint = _path_hint(item)
+    own_id = memory.id or (ids.path_id(hint) if hint else None)
+    if own_id:
+        if own_id in seen:
+            return f"id {own_id} is also used by {seen[own_id]} in this import"
+        doc = vault.index.by_id(own_id)
+        if doc is not None:
+            return f"already in the vault: a memory with id {own_id} is at {doc.path}"
+    return None
+
+
+def _place(vault: Vault, memory: Memory, item: Item, taken: set[str]) -> tuple[Memory, str]:
+    """The memory with its final id, and its path: the exported one if it is free, else new."""
+    hint = _path_hint(item)
+    if item.path_hint and hint is None:
+        item.notes.append(f"its exported path {item.path_hint!r} is not a usable vault path")
+    free = hint is not None and _is_free(vault, hint, taken)
+    if hint is not None and free:
+        return memory, hint  # without an id, a hand-made file keeps its path and so its id
+    if hint is not None:
+        item.notes.append(f"its exported path {hint} is taken; it gets a new path")
+    if memory.id is None:
+        memory = memory.with_changes(id=ids.new_id())
+        if hint is not None:
+            item.notes.append(
+                f"it had the path-derived id {ids.path_id(hint)}; its new id is {memory.id}"
+            )
+    return memory, vault.path_for(memory, taken)
+
+
+def _path_hint(item: Item) -> str | None:
+    """The exported path, if it is a safe, secret-free memory path."""
+    hint = item.path_hint
+    if not hint or not is_memory_path(hint) or "\\" in hint or redact.find_secret_kinds(hint):
+        return None
+    if any(part in ("", ".", "..") for part in hint.split("/")):
+        return None
+    return hint if ids.PATH_ID_RE.match(ids.path_id(hint)) else None
+
+
+def _is_free(vault: Vault, path: str, taken: set[str]) -> bool:
+    if path in taken or vault.index.by_path(path) is not None:
+        return False
+    try:
+        target = vault.store.resolve(path)
+    except InvalidInput:  # a symlink, or a path that leaves the vault
+        return False
+    return not target.exists()
+
+
+# --- export -----------------------------------------------------------------------------
+
+
+def export_records(vault: Vault, progress: Progress | None = None) -> Iterator[dict[str, Any]]:
+    """One record per memory file, in path order: what `export --format jsonl` writes."""
+    paths = sorted(p for p, _ in vault.store.iter_memory_paths())
+    for done, path in enumerate(paths, 1):
+        record = _record(vault, path)
+        if record is not None:
+            yield record
+        if progress:
+            progress(done, len(paths))
+
+
+def _record(vault: Vault, path: str) -> dict[str, Any] | None:
+    doc = vault.index.by_path(path)
+    data = vault.store.read_bytes(path)
+    try:
+        memory = parse((data or b"").decode("utf-8"), path)
+    except (UnparseableFile, UnicodeDecodeError):
+        memory = None  # a broken file: export its last good version, as search shows it
+    if memory is None:
+        if doc is None:
+            return None
+        stored = doc.record
+        delta, body, extra = stored["semantic_delta"], stored["content_md"], {}
+        created, updated, source = stored["created"], stored["updated"], stored["source"]
+    else:
+        delta, body, extra = memory.semantic_delta(), memory.body, memory.extra
+        dated = doc.record if doc else {}
+        created = memory.created or dated.get("created")
+        updated = memory.updated or dated.get("updated")
+        source = memory.source
+    record = {
+        "memory_id": (memory.id if memory else None) or (doc.memory_id if doc else None),
+        "version_id": doc.version_id if doc else None,
+        "path": path,
+        "semantic_delta": delta,
+        "content_md": body,
+        "created": created,
+        "updated": updated,
+        "source": source,
+    }
+    record["memory_id"] = record["memory_id"] or ids.path_id(path)
+    if extra:
+        record["front_matter_extra"] = extra
+    return record
+
+
+def kg_graph(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The vault as the MCP memory server's graph: (entities, relations).
+
+    Entities are the vault's entities, one per (name, kind, gloss); a name with several
+    meanings is written as `name (gloss)`. Observations are the gloss and the memories that
+    mention the entity; relations are the facts.
+    """
+    # name -> (kind, gloss) -> the mentions of that entity, in order, each once
+    meanings: dict[str, dict[tuple[str, str], dict[str, None]]] = {}
+    for record in records:
+        mention = f"mentioned in memory {record['memory_id']}: {record['semantic_delta']['title']}"
+        for entity in record["semantic_delta"]["entities"]:
+            by_meaning = meanings.setdefault(entity["n"], {})
+            by_meaning.setdefault((entity["kind"], entity["is"]), {})[mention] = None
+    names = {
+        (name, kind, gloss): _graph_name(name, kind, gloss, list(by_meaning))
+        for name, by_meaning in meanings.items()
+        for kind, gloss in by_meaning
+    }
+    entities = [
+        {
+            "type": "entity",
+            "name": names[(name, kind, gloss)],
+            "entityType": kind,
+            "observations": [gloss, *meanings[name][(kind, gloss)]],
+        }
+        for name, kind, gloss in sorted(names)
+    ]
+    undeclared: dict[str, dict[str, Any]] = {}
+    relations: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for record in records:
+        declared = {
+            e["n"]: (e["n"], e["kind"], e["is"]) for e in record["semantic_delta"]["entities"]
+        }
+        for fact in record["semantic_delta"]["facts"]:
+            ends = []
+            for end in (fact["subject"], fact["object"]):
+                if end in declared:
+                    ends.append(names[declared[end]])
+                elif len(meanings.get(end, ())) == 1:
+                    ends.append(names[(end, *next(iter(meanings[end])))])
+                else:  # named by a fact, declared nowhere (a hand-made file may do that)
+                    undeclared.setdefault(
+                        end,
+                        {
+                            "type": "entity",
+                            "name": end,
+                            "entityType": "unknown",
+                            "observations": [],
+                        },
+                    )
+                    ends.append(end)
+            key = (ends[0], ends[1], fact["predicate"])
+            relations.setdefault(
+                key, {"type": "relation", "from": ends[0], "to": ends[1], "relationType": key[2]}
+            )
+    return entities + list(undeclared.values()), list(relations.values())
+
+
+def _graph_name(name: str, kind: str, gloss: str, meanings: list[tuple[str, str]]) -> str:
+    """The entity's name in the graph, where names are unique: Ana, or Ana (designer)."""
+    if len(meanings) == 1:
+        return name
+    if sum(1 for _, g in meanings if g == gloss) == 1:
+        return f"{name} ({gloss})"
+    return f"{name} ({kind}: {gloss})"
+
+
+def export_lines(vault: Vault, fmt: str, progress: Progress | None = None) -> Iterator[str]:
+    """The vault as JSON Lines in fmt (jsonl or kg-jsonl), one line per string."""
+    if fmt not in EXPORT_FORMATS:
+        raise InvalidInput(
+            f"--format: unknown export format {fmt!r}",
+            hint=f"use one of: {', '.join(EXPORT_FORMATS)}",
+        )
+    if fmt == "jsonl":
+        for record in export_records(vault, progress):
+            yield json.dumps(record, ensure_ascii=False)
+        return
+    entities, relations = kg_graph(list(export_records(vault, progress)))
+    for line in [*entities, *relations]:
+        # Compact, as the MCP memory server writes its own file (JSON.stringify).
+        yield json.dumps(line, ensure_ascii=False, separators=(",", ":"))
