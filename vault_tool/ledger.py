@@ -126,9 +126,14 @@ class Ledger:
         self.dir.mkdir(parents=True, exist_ok=True)
         path = self.dir / (name or f"{record['time'][:7]}.jsonl")
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            size = os.fstat(fd).st_size
+            # A crash mid-append leaves a torn last line; start on a fresh line so that only
+            # the torn record is lost, never this one.
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
             os.write(fd, line)
         finally:
             os.close(fd)

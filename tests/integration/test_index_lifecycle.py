@@ -79,3 +79,14 @@ def test_cli_search_json_has_the_tool_result_shape(vault_path):
     assert set(result) >= {"query", "selected_hits", "total_matches"}
     assert result["selected_hits"][0]["memory_id"] == made["memory_id"]
     assert result["selected_hits"][0]["version_id"] == made["version_id"]
+
+
+def test_a_torn_ledger_line_costs_only_the_torn_record(vault):
+    vault.remember(create_args())
+    vault.search({"query": "billing"})
+    ledger_file = next((vault.root / ".vault" / "ledger").glob("2*.jsonl"))
+    with ledger_file.open("a") as torn:
+        torn.write('{"type":"search","id":"torn')  # a crash in the middle of an append
+    vault.search({"query": "after the crash"})
+    queries = [r["query"] for r in vault.ledger.records("search")]
+    assert queries == ["billing", "after the crash"]
