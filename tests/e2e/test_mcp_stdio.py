@@ -449,7 +449,7 @@ def test_a_cancelled_search_gets_no_answer_records_nothing_and_the_server_carrie
         # it finished records nothing, which test_mcp_cancellation.py proves mid-flight.
         if 2 in answered:
             assert "cancelled billing question" in queries
-        assert queries[-1] == "billing after the cancel"
+        assert "billing after the cancel" in queries  # (searches run side by side)
     finally:
         if process.poll() is None:
             process.kill()

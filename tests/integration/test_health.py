@@ -15,6 +15,7 @@ from tests.helpers import create_args, git
 from vault_tool import doctor as doctor_module
 from vault_tool import gc, health
 from vault_tool.engine import Vault
+from vault_tool.index import INDEX_SCHEMA_VERSION
 from vault_tool.repo import blob_sha
 from vault_tool.store import Store
 
@@ -85,7 +86,7 @@ def test_a_clean_vault_is_healthy_for_verify_and_doctor(vault_path, filled):
         "watcher",
     }
     assert "vault-tool" in check(report, "git").summary  # who commits (the vault's identity)
-    assert "schema version 5" in check(report, "index").summary
+    assert f"schema version {INDEX_SCHEMA_VERSION}" in check(report, "index").summary
 
 
 # --- each injected fault is found by both ----------------------------------------------------
