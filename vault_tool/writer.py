@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from vault_tool import ids, remember
+from vault_tool import ids, redact, remember
 from vault_tool import index as index_module
 from vault_tool.errors import InvalidInput, NotFound, UnparseableFile, VersionConflict
 from vault_tool.index import Index, Indexed
@@ -315,6 +315,7 @@ def write_result(
 
 
 def clean_client(name: str) -> str:
-    """A client name safe for a commit trailer: one short line of plain characters."""
+    """A client name safe for a commit trailer: no secret, one short line of plain characters."""
+    name, _ = redact.redact_text(name, "client")
     cleaned = "".join(c if c.isalnum() or c in "._-/ " else "-" for c in name.strip())[:64]
     return cleaned.strip() or "unknown"

@@ -137,3 +137,10 @@ def test_log_filters_by_memory_type_and_client(vault):
     mine = vault.store.log(client="agent-one", memory_type="decision")
     assert [c.subject for c in mine] == ["Create decision: A decision"]
     assert vault.store.log(client="agent-one", memory_type="gotcha") == []
+
+
+def test_a_secret_in_a_client_name_never_reaches_history(vault, vault_path):
+    token = "ghp_" + "a1B2" * 9
+    vault.remember(create_args("Client names are checked"), client=f"agent {token}")
+    assert token not in git(vault_path, "log", "-p", "--all")
+    assert "REDACTED" in git(vault_path, "log", "-1", "--format=%B")
