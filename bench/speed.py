@@ -1,33 +1,44 @@
 """In-process speed benchmark on a generated vault: reindex, search, remember, hand edits.
 
-    python bench/speed.py --count 10000 [--queries 300] [--edits 30] [--json out.json]
+    python bench/speed.py --count 10000 [--queries 300] [--writes 50] [--edits 30]
 
-Prints medians and p95; writes the figures as JSON to bench/results/ (or --json).
+Reports the median and p95 of: a full reindex (one run, with the peak memory it took and
+the index size), searches of 1-3 words and of a sentence, remember create, update and a
+20-item batch, and hand edit -> searchable / committed (through the watcher, as a server
+runs it). Prints a table and writes bench/results/speed-N.json (or --json).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
+import os
 import random
+import resource
 import shutil
-import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from generate import write_vault
-
-from vault_tool.engine import Vault
-from vault_tool.watcher import Watcher
+from measure import (
+    Timer,
+    folder_mb,
+    load_average,
+    peak_rss_mb,
+    percentile,
+    process_peak_rss_mb,
+    summary,
+    table,
+    write_results,
+)
 
 SHORT = [
     "billing",
-    "api gateway",
     "Kafka outage",
     "rotate credentials",
     "eu-west-1",
@@ -36,44 +47,126 @@ SHORT = [
     "Ana",
     "backend engineer",
     "Terraform checks",
+    "datastore",
 ]
 SENTENCES = [
     "who owns the billing service and where does it run",
     "what happens to the notification service when Kafka restarts",
-    "how do we rotate Postgres credentials for the auth service",
+    "how do we rotate Postgres credentials for the identity service",
     "which region does the search service run in",
     "what does the product designer on the checkout team prefer",
 ]
+__all__ = ["SENTENCES", "SHORT", "generate_vault", "percentile", "summary"]
 
 
-def percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
+def generate_vault(path: Path, count: int, seed: int = 7) -> float:
+    """Write the generated vault from a child process (keeps this one's memory lean)."""
+    script = Path(__file__).parent / "generate.py"
+    with Timer() as t:
+        subprocess.run(
+            [sys.executable, str(script), str(path), "--count", str(count), "--seed", str(seed)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    return t.seconds
 
 
-def summary(values: list[float]) -> dict[str, float]:
-    """Median and p95 in milliseconds."""
+def _reset_peak_rss() -> bool:
+    """Reset this process's VmHWM (Linux): the next reading is the peak from now on."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def note_args(n: int, tag: str = "bench") -> dict[str, Any]:
+    """A small create call."""
     return {
-        "p50_ms": round(statistics.median(values) * 1000, 2),
-        "p95_ms": round(percentile(values, 95) * 1000, 2),
-        "n": len(values),
+        "content_md": f"# {tag.title()} memory {n}\n\nCreated by the benchmark, number {n}.\n",
+        "semantic_delta": {
+            "memory_type": "note",
+            "title": f"{tag.title()} memory {n}",
+            "entities": [{"n": "bench", "kind": "tool", "is": "the benchmark"}],
+            "facts": [{"subject": "bench", "predicate": "made", "object": "bench"}],
+        },
     }
 
 
-def bench(count: int, queries: int, edits: int, workdir: Path) -> dict:
+def update_args(read: dict[str, Any], n: int) -> dict[str, Any]:
+    """An update of a memory just read: one more line in its body."""
+    return {
+        "mode": "update",
+        "memory_id": read["memory_id"],
+        "expected_version_id": read["version_id"],
+        "content_md": read["content_md"].rstrip("\n") + f"\n\nChecked again (update {n}).\n",
+        "semantic_delta": read["semantic_delta"],
+    }
+
+
+def memory_files(path: Path, preferred: str, limit: int) -> list[Path]:
+    """Up to limit memory files, from the preferred type's folder first (small vaults may
+    not have one), then from the others."""
+    folders = [
+        preferred,
+        *sorted(p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")),
+    ]
+    found: list[Path] = []
+    for folder in dict.fromkeys(folders):
+        if (path / folder).is_dir():
+            found += sorted((path / folder).rglob("*.md"))[: limit - len(found)]
+        if len(found) >= limit:
+            break
+    return found
+
+
+def memory_ids(path: Path, preferred: str, limit: int) -> list[str]:
+    """Ids of up to limit memories (read from their front matter)."""
+    found = []
+    for file in memory_files(path, preferred, limit):
+        for line in file.read_text(encoding="utf-8").splitlines()[:3]:
+            if line.startswith("id: "):
+                found.append(line[4:].strip())
+    return found
+
+
+def edit_file(file: Path, word: str) -> None:
+    """A hand edit: one more line at the end of the body."""
+    file.write_text(file.read_text(encoding="utf-8") + f"\nEdited by hand: {word}.\n")
+
+
+def bench(
+    count: int,
+    queries: int,
+    writes: int,
+    edits: int,
+    workdir: Path,
+    *,
+    batches: int | None = None,
+) -> dict[str, Any]:
+    """Every in-process figure on a fresh generated vault of count memories."""
+    from vault_tool.engine import Vault
+    from vault_tool.watcher import Watcher
+
     path = workdir / f"vault-{count}"
-    started = time.perf_counter()
-    write_vault(path, count, seed=7)
-    results: dict = {"count": count, "generate_s": round(time.perf_counter() - started, 2)}
+    results: dict[str, Any] = {"count": count, "load_average_start": load_average()}
+    results["generate_s"] = round(generate_vault(path, count), 2)
+    generator_peak = peak_rss_mb(resource.RUSAGE_CHILDREN)
 
     vault = Vault.open(path, client="bench", catch_up=False)
-    started = time.perf_counter()
-    report = vault.reindex()
-    results["reindex_s"] = round(time.perf_counter() - started, 2)
+    resettable = _reset_peak_rss()
+    with Timer() as t:
+        report = vault.reindex()
+    results["reindex_s"] = round(t.seconds, 2)
     results["indexed"] = len(report.indexed)
-    results["index_mb"] = round(
-        sum(f.stat().st_size for f in (path / ".vault/index").iterdir()) / 1e6, 1
+    results["reindex_peak_rss_mb"] = (
+        process_peak_rss_mb(os.getpid()) if resettable else peak_rss_mb()
     )
+    # A bulk reindex indexes in a second process too; its peak, when it exceeds the
+    # generator's (a child that ran before), is the child peak.
+    children = peak_rss_mb(resource.RUSAGE_CHILDREN)
+    results["reindex_child_peak_rss_mb"] = children if children > generator_peak else None
+    results["index_mb"] = folder_mb(path / ".vault" / "index")
 
     rng = random.Random(1)
     for name, pool in (("search_short", SHORT), ("search_sentence", SENTENCES)):
@@ -81,71 +174,89 @@ def bench(count: int, queries: int, edits: int, workdir: Path) -> dict:
         times = []
         for _ in range(queries):
             query = rng.choice(pool)
-            t = time.perf_counter()
+            t0 = time.perf_counter()
             vault.search({"query": query, "top_k": 5})
-            times.append(time.perf_counter() - t)
+            times.append(time.perf_counter() - t0)
         results[name] = summary(times)
 
     times = []
-    for n in range(50):
-        args = {
-            "mode": "create",
-            "content_md": f"# Bench memory {n}\n\nCreated by the benchmark.\n",
-            "semantic_delta": {
-                "memory_type": "note",
-                "title": f"Bench memory {n}",
-                "entities": [{"n": "bench", "kind": "tool", "is": "the benchmark"}],
-                "facts": [{"subject": "bench", "predicate": "made", "object": "bench"}],
-            },
-        }
-        t = time.perf_counter()
-        vault.remember(args)
-        times.append(time.perf_counter() - t)
+    for n in range(writes):
+        t0 = time.perf_counter()
+        vault.remember({"mode": "create", **note_args(n)})
+        times.append(time.perf_counter() - t0)
     results["remember_create"] = summary(times)
 
+    times = []
+    for n, memory_id in enumerate(memory_ids(path, "gotcha", writes)):
+        call = update_args(vault.read(memory_id), n)
+        t0 = time.perf_counter()
+        out = vault.remember(call)
+        times.append(time.perf_counter() - t0)
+        assert out["status"] == "updated", out
+    results["remember_update"] = summary(times)
+
+    times = []
+    for b in range(batches if batches is not None else max(3, writes // 5)):
+        items = [note_args(b * 20 + i, "batch") for i in range(20)]
+        t0 = time.perf_counter()
+        vault.remember({"mode": "create", "items": items})
+        times.append(time.perf_counter() - t0)
+    results["remember_batch20"] = summary(times)
+
+    # watchdog warns when a new folder is watched twice (created, then scanned); harmless.
+    warnings.filterwarnings("ignore", "Callback with id", RuntimeWarning)
     watcher = Watcher(vault).start()
-    watcher.ready.wait(120)
-    files = sorted(p for p in (path / "note").rglob("*.md"))[:edits]
+    watcher.ready.wait(300)
+    files = memory_files(path, "note", edits)
     searchable, committed = [], []
     for n, file in enumerate(files):
         word = f"zqxedit{n}"
-        t = time.perf_counter()
-        file.write_text(file.read_text().replace("Loose ideas", f"Loose ideas {word}", 1))
+        t0 = time.perf_counter()
+        edit_file(file, word)
         while not vault.search({"query": word})["selected_hits"]:
             time.sleep(0.005)
-        searchable.append(time.perf_counter() - t)
+        searchable.append(time.perf_counter() - t0)
         while vault.store.uncommitted_paths():
             time.sleep(0.005)
-        committed.append(time.perf_counter() - t)
+        committed.append(time.perf_counter() - t0)
     watcher.stop()
     results["hand_edit_searchable"] = summary(searchable)
     results["hand_edit_committed"] = summary(committed)
+    results["peak_rss_mb"] = peak_rss_mb()
     vault.close()
     return results
+
+
+def print_table(results: dict[str, Any]) -> None:
+    """The figures as a terminal table."""
+    rows = []
+    for key, value in results.items():
+        if isinstance(value, dict) and "p50_ms" in value:
+            rows.append([key, value["p50_ms"], value["p95_ms"], value["n"]])
+    print(table(rows, ["in-process", "p50 ms", "p95 ms", "n"]))
+    singles = [
+        [k, v]
+        for k, v in results.items()
+        if not isinstance(v, dict) and k not in ("machine", "command")
+    ]
+    print(table(singles, ["figure", "value"]))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--writes", type=int, default=50)
     parser.add_argument("--edits", type=int, default=30)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="vault-bench-"))
     try:
-        results = bench(args.count, args.queries, args.edits, workdir)
+        results = bench(args.count, args.queries, args.writes, args.edits, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    results["machine"] = {
-        "python": platform.python_version(),
-        "cpus": __import__("os").cpu_count(),
-        "platform": platform.platform(),
-    }
-    for key, value in results.items():
-        print(f"{key:24} {value}")
-    out = args.json or Path(__file__).parent / "results" / f"speed-{args.count}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
+    print_table(results)
+    print("wrote", write_results(f"speed-{args.count}", results, args.json))
 
 
 if __name__ == "__main__":

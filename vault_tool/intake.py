@@ -7,15 +7,18 @@ version stays searchable and the problem is recorded for `vault-tool doctor`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
 from vault_tool import ids, redact
 from vault_tool import index as index_module
-from vault_tool.errors import UnparseableFile
+from vault_tool.errors import InvalidInput, UnparseableFile, VaultError
 from vault_tool.index import Index
 from vault_tool.memory import Memory, parse
 from vault_tool.repo import blob_sha, commit_message
@@ -25,6 +28,8 @@ Progress = Callable[[int, int], None]
 HAND_EDIT_CLIENT = "hand-edit"
 # From this many files on, indexing runs in a second process beside the parsing.
 BULK_DOCUMENTS = 2000
+# In the index folder: the HEAD the last catch-up saw (deleted with the index it describes).
+HEAD_RECORD = "git-head"
 
 
 @dataclass
@@ -49,6 +54,7 @@ class Intake:
     def catch_up(self, progress: Progress | None = None) -> SyncReport:
         """Index what changed in the folder since the index last saw it; never rewrites files."""
         report = SyncReport()
+        head = self.store.head_sha()
         known = self.index.states()
         on_disk = dict(self.store.iter_memory_paths())
         changed = [
@@ -56,12 +62,51 @@ class Intake:
             for p, st in on_disk.items()
             if known.get(p, (None, None))[:2] != (st.st_mtime_ns, st.st_size)
         ]
+        changed += self._committed_since_last_catch_up(
+            head, set(known) & set(on_disk) - set(changed)
+        )
         report.unchanged = len(on_disk) - len(changed)
         report.removed = sorted(set(known) - set(on_disk))
         if changed or report.removed:
             unindexed = set(changed) - set(known)
             self.index_paths(changed, report.removed, report, progress, unindexed=unindexed)
+        with contextlib.suppress(OSError):  # without it, the next catch-up checks more
+            _write_atomically(self.index.dir / HEAD_RECORD, head)
         return report
+
+    def _committed_since_last_catch_up(self, head: str, candidates: set[str]) -> list[str]:
+        """Indexed files whose bytes did not change but whose version did.
+
+        A file indexed while uncommitted carries the HEAD of that moment as its version;
+        when it is then committed without a byte changing (a person's own `git commit`, or
+        a watcher killed between its commit and its index update), its mtime and size say
+        nothing. So every file git changed since the last catch-up has its version checked.
+        """
+        try:
+            last = (self.index.dir / HEAD_RECORD).read_text().strip()
+        except OSError:
+            last = ""  # a new or pre-existing index: check every file once
+        if last == head or not candidates:
+            return []
+        if last:
+            try:
+                out = self.store.git(
+                    "-c", "core.quotepath=off", "diff", "--name-only", "-z", "--no-renames",
+                    last, head,
+                )  # fmt: skip
+                candidates &= set(out.split("\0"))
+            except VaultError:
+                pass  # the old HEAD is gone (a reset and a gc): check every file
+        if not candidates:
+            return []
+        with self.index.searcher() as searcher:
+            indexed = {
+                f["path"]: f["version_id"]
+                for f in searcher.all_stored_fields()
+                if f["path"] in candidates
+            }
+        versions = self._versions_of(candidates)
+        return sorted(p for p, v in indexed.items() if p in versions and versions[p] != v)
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Rebuild the index from the files."""
@@ -100,7 +145,7 @@ class Intake:
                     data = self.store.read_bytes(path)
                     if data is None:
                         continue
-                    memory = parse(data.decode("utf-8"), path)
+                    memory = _parse_memory(data, path)
                 except UnicodeDecodeError as problem:
                     report.problems[path] = _problem(
                         None, f"not UTF-8 text ({problem.reason})", "save the file as UTF-8"
@@ -141,18 +186,30 @@ class Intake:
         problems = self._load_problems()
         with self.store.write_lock():
             known = {p: self.index.by_path(p) for p in paths}
-            ready: dict[str, tuple[str, Memory | None]] = {}  # path -> (memory id, memory)
+            ready: dict[str, _Checked] = {}
             for path in sorted(set(paths)):
-                data = self.store.read_bytes(path) if (self.root / path).is_file() else None
+                # Stat before reading: a change after the read then shows as a stale stat.
+                stat = _stat_or_none(self.root / path)
+                if stat is not None and not (S_ISREG(stat.st_mode) or S_ISLNK(stat.st_mode)):
+                    report.problems[path] = _problem(
+                        None, "not a regular file (a FIFO or a device)", "remove it"
+                    )
+                    continue
+                try:
+                    data = self.store.read_bytes(path) if stat is not None else None
+                except InvalidInput as refused:  # a symlink, or a folder that leads out
+                    report.problems[path] = _problem(None, refused.message, refused.hint)
+                    continue
                 doc = known[path]
-                if data is None:
+                if data is None or stat is None:
                     if doc is not None or self.store.head_blob(path):
-                        ready[path] = (doc.memory_id if doc else ids.path_id(path), None)
+                        memory_id = doc.memory_id if doc else ids.path_id(path)
+                        ready[path] = _Checked(memory_id, None, None, None)
                     continue
                 if doc is not None and doc.blob == blob_sha(data) and self._committed(path, data):
                     continue
                 try:
-                    memory = parse(data.decode("utf-8"), path)
+                    memory = _parse_memory(data, path)
                 except UnicodeDecodeError as problem:
                     report.problems[path] = _problem(None, f"not UTF-8 text ({problem.reason})",
                                                      "save the file as UTF-8")  # fmt: skip
@@ -168,7 +225,7 @@ class Intake:
                         "remove the secret from the file; it was never written to git",
                     )
                     continue
-                ready[path] = (memory.id or ids.path_id(path), memory)
+                ready[path] = _Checked(memory.id or ids.path_id(path), memory, data, stat)
             for path in report.problems:
                 problems[path] = report.problems[path]
             for path in ready:
@@ -181,47 +238,48 @@ class Intake:
     def _committed(self, path: str, data: bytes) -> bool:
         return blob_sha(data) == self.store.head_blob(path)
 
-    def _commit_hand_edits(
-        self, ready: dict[str, tuple[str, Memory | None]], known: dict
-    ) -> dict[str, str]:
+    def _commit_hand_edits(self, ready: dict[str, _Checked], known: dict) -> dict[str, str]:
         # One commit per memory: a move (old path gone, new path with the same id) is one.
         groups: dict[str, list[str]] = {}
         versions: dict[str, str] = {}
-        for path, (memory_id, _) in ready.items():
-            groups.setdefault(memory_id, []).append(path)
+        for path, checked in ready.items():
+            groups.setdefault(checked.memory_id, []).append(path)
         for memory_id, group in groups.items():
-            memory = next((ready[p][1] for p in group if ready[p][1] is not None), None)
+            memory = next((ready[p].memory for p in group if ready[p].memory is not None), None)
             title = (
                 memory.title
                 if memory
                 else next((known[p].title for p in group if known.get(p)), group[0])
             )
             message = commit_message(f"Hand edit: {title}", [memory_id], HAND_EDIT_CLIENT)
-            sha = self.store.commit_paths(group, message)
+            # The bytes that were checked are committed, whatever the file holds by now:
+            # a person still typing must not get a half-saved file into the history.
+            sha = self.store.commit_paths(
+                group, message, snapshot={p: ready[p].data for p in group}
+            )
             if sha:
                 versions.update(dict.fromkeys(group, sha))
         return versions
 
     def _index_synced(
-        self,
-        ready: dict[str, tuple[str, Memory | None]],
-        committed: dict[str, str],
-        report: SyncReport,
+        self, ready: dict[str, _Checked], committed: dict[str, str], report: SyncReport
     ) -> None:
-        present = {p for p, (_, m) in ready.items() if m is not None and p not in committed}
+        present = {p for p, c in ready.items() if c.memory is not None and p not in committed}
         versions = {**self._versions_of(present), **committed}
         head = self.store.head_sha()
         with self.index.writer() as writer:
-            for path, (memory_id, memory) in ready.items():
-                if memory is None:
+            for path, checked in ready.items():
+                memory, data, stat = checked.memory, checked.data, checked.stat
+                if memory is None or data is None or stat is None:
                     writer.delete_by_term("path", path)
                     report.removed.append(path)
                     continue
-                data = self.store.read_bytes(path) or b""
-                stat = (self.root / path).stat()
+                # The blob and stat of the bytes that were parsed, not of the file now: if
+                # it changed since, catch-up and the next event see that and read it again.
                 writer.update_document(**index_module.document(
-                    memory, path=path, memory_id=memory_id, version_id=versions.get(path, head),
-                    blob=blob_sha(data), mtime_ns=stat.st_mtime_ns, size=stat.st_size,
+                    memory, path=path, memory_id=checked.memory_id,
+                    version_id=versions.get(path, head), blob=blob_sha(data),
+                    mtime_ns=stat.st_mtime_ns, size=stat.st_size,
                 ))  # fmt: skip
                 report.indexed.append(path)
 
@@ -259,6 +317,49 @@ class Intake:
         tmp = self._problems_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(problems, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, self._problems_file)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _parse_memory(data: bytes, path: str) -> Memory:
+    """Parse a file; one without an id must have a path that can serve as its id."""
+    memory = parse(data.decode("utf-8"), path)
+    if memory.id is None:
+        try:
+            ids.check_memory_id(ids.path_id(path))
+        except InvalidInput:
+            # Indexed, it would be found by search under an id that no read accepts.
+            raise UnparseableFile(
+                path,
+                None,
+                "its path cannot serve as its id (it has control characters, one of "
+                '\\:*?"<>|, or is over 300 characters long)',
+                "rename the file",
+            ) from None
+    return memory
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A hand-edited file that passed the checks: the bytes read, and its stat before."""
+
+    memory_id: str
+    memory: Memory | None  # None: the file is gone
+    data: bytes | None
+    stat: os.stat_result | None
+
+
+def _stat_or_none(path: Path) -> os.stat_result | None:
+    """The file's own stat (a symlink is not followed); None if it is gone or a folder."""
+    try:
+        stat = path.lstat()
+    except OSError:
+        return None
+    return None if S_ISDIR(stat.st_mode) else stat
 
 
 def _problem(line: int | None, reason: str, hint: str) -> dict[str, Any]:

@@ -12,9 +12,11 @@ Each part is kept so `search --explain` can show the whole score.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -105,7 +107,6 @@ def rank(
 
     judgements are operators' (memory_id, +1/-1, query) from the ledger's feedback.
     """
-    from whoosh import query as q
 
     words = distinctive_words(searcher, query_words(text))
     if not words:
@@ -114,22 +115,17 @@ def rank(
     if allow is not None and not allow:
         return [], 0  # (Whoosh reads an empty filter as no filter at all)
     pool = max(controls.top_k * 3, 15)
-    # optimize=False: block-quality skipping costs more than it saves at this pool size,
-    # and without it the collector counts every match, so total_matches is exact and free.
-    results = searcher.search(
-        q.Or([q.Term("all", w) for w in words]),
-        limit=pool,
-        filter=allow,
-        mask=hidden,
-        optimize=False,
-    )
-    total = len(results)
-    hits: dict[int, Hit] = {f.docnum: _hit(f.fields(), {"text": float(f.score)}) for f in results}
+    scores = bm25_scores(searcher, "all", words, allow, hidden)
+    total = len(scores)
+    top = top_scored(scores, pool)
+    hits: dict[int, Hit] = {
+        docnum: _hit(_Stored.of(searcher, docnum), {"text": score}) for docnum, score in top
+    }
     best_text = max((h.parts["text"] for h in hits.values()), default=1.0) or 1.0
     for docnum, bonus in _entity_bonus(searcher, words, allow, hidden, hits).items():
         hit = hits.get(docnum)
         if hit is None:
-            hit = hits[docnum] = _hit(searcher.stored_fields(docnum), {"text": 0.0})
+            hit = hits[docnum] = _hit(_Stored.of(searcher, docnum), {"text": 0.0})
             total += 1
         hit.parts["entity"] = round(bonus * best_text * ENTITY_WEIGHT, 6)
     for memory_id, signal in feedback_signals(judgements, words).items():
@@ -140,8 +136,11 @@ def rank(
         if hit.fields.get("pinned"):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR
     ordered = sorted(hits.values(), key=lambda h: (-h.score, h.fields["path"]))
-    ordered = _place_superseded(searcher, ordered, hidden)
-    return ordered[: controls.top_k], total
+    chosen = _place_superseded(searcher, ordered, hidden)[: controls.top_k]
+    for hit in chosen:  # read while the searcher is open: callers use them after
+        if isinstance(hit.fields, _Stored):
+            hit.fields._load()
+    return chosen, total
 
 
 def feedback_signals(judgements: list[tuple[str, int, str]], words: list[str]) -> dict[str, float]:
@@ -169,11 +168,219 @@ def distinctive_words(searcher: Any, words: list[str]) -> list[str]:
     adds little to BM25 but costs the most to match in a large vault; it is dropped when
     the query has a rarer word.
     """
-    present = {w: searcher.doc_frequency("all", w) for w in words}
+    return _distinctive(searcher, "all", words)
+
+
+def _distinctive(searcher: Any, field_name: str, words: list[str]) -> list[str]:
+    present = {w: searcher.doc_frequency(field_name, w) for w in words}
     present = {w: df for w, df in present.items() if df}
     limit = max(COMMON_SHARE * searcher.doc_count(), COMMON_MINIMUM)
     rare = [w for w, df in present.items() if df <= limit]
     return rare or sorted(present, key=present.__getitem__)[:1]
+
+
+def bm25_scores(
+    searcher: Any, field_name: str, words: list[str], allow: set | None, hidden: set | None
+) -> dict[int, float]:
+    """docnum -> BM25F score of the words in one field, for every live document that has
+    one of them (in allow, if given; not in hidden).
+
+    The same figures as Whoosh's scored search with its BM25F weighting (same idf, field
+    lengths and formula), read block by block straight from the postings: Whoosh's matcher
+    and collector machinery cost several times as much per posting, and every query here
+    wants every match scored anyway (total_matches is exact).
+    """
+    weighting = searcher.weighting
+    b = weighting._field_B.get(field_name, weighting.B)
+    k1 = weighting.K1
+    k1_plus_1, one_minus_b = k1 + 1, 1 - b
+    avgfl = searcher.avg_field_length(field_name) or 1
+    scores: dict[int, float] = {}
+    get = scores.get
+    for word in words:
+        idf = searcher.idf(field_name, word)
+        for reader, offset in searcher.reader().leaf_readers():
+            if (field_name, word) not in reader:
+                continue
+            lengths = _field_lengths(reader, field_name)
+            for docnums, weights, deleted in _posting_blocks(reader.postings(field_name, word)):
+                for docnum, tf in zip(docnums, weights, strict=True):
+                    total = docnum + offset
+                    if (
+                        (deleted is None or docnum not in deleted)
+                        and (allow is None or total in allow)
+                        and not (hidden and total in hidden)
+                    ):
+                        fl = lengths[docnum]
+                        # whoosh.scoring.bm25, term for term, so the floats are the same
+                        score = idf * (
+                            (tf * k1_plus_1) / (tf + k1 * (one_minus_b + b * fl / avgfl))
+                        )
+                        scores[total] = get(total, 0.0) + score
+    return scores
+
+
+def top_scored(scores: dict[int, float], n: int) -> list[tuple[int, float]]:
+    """The n best (docnum, score), best first, ties by docnum (as Whoosh's collector)."""
+    if len(scores) > n:
+        threshold = heapq.nlargest(n, scores.values())[-1]
+        chosen = [item for item in scores.items() if item[1] >= threshold]
+    else:
+        chosen = list(scores.items())
+    chosen.sort(key=lambda item: (-item[1], item[0]))
+    return chosen[:n]
+
+
+def _posting_blocks(matcher: Any) -> Iterator[tuple[Any, Any, set | None]]:
+    """(docnums, weights, deleted docnums or None) of each stored block of a term's postings.
+
+    Reads Whoosh's W3 posting blocks whole (one Python call per block rather than four
+    per posting); any other matcher is walked one posting at a time.
+    """
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.matching.wrappers import FilterMatcher
+
+    deleted = None
+    if isinstance(matcher, FilterMatcher) and matcher._exclude:
+        deleted, matcher = matcher._ids, matcher.child
+    if not isinstance(matcher, W3LeafMatcher) or not hasattr(matcher, "_read_weights"):
+        while matcher.is_active():
+            yield (matcher.id(),), (matcher.weight(),), deleted
+            matcher.next()
+        return
+    while matcher.is_active():
+        if matcher._ids is None:
+            matcher._read_ids()
+        if matcher._weights is None:
+            matcher._read_weights()
+        yield matcher._ids, matcher._weights, deleted
+        matcher._next_block()
+
+
+# Field lengths of recently used segments: a segment's lengths never change, and a new
+# searcher (after every write) opens new readers of the same big segments.
+_LENGTHS: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_LENGTHS_KEPT = 32
+
+
+def _field_lengths(reader: Any, field_name: str) -> Any:
+    """docnum -> length of the field in one segment, read in one go and kept per segment.
+
+    Whoosh stores a field's lengths as one byte per document; reading them at once spares
+    four Python calls per posting. Falls back to Whoosh's own per-document lookup if the
+    codec is not the one this was written for.
+    """
+    try:
+        key = (reader.segment().segid, field_name)
+    except AttributeError:
+        return _PerDocLengths(reader, field_name)
+    table = _LENGTHS.get(key)
+    if table is not None:
+        _LENGTHS.move_to_end(key)
+        return table
+    try:
+        from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
+        from whoosh.util.numeric import byte_to_length
+
+        column = reader._perdoc._cached_reader(_lenfield(field_name), LENGTHS_COLUMN)
+        raw = column._dbfile.get(column._basepos, column._count * column._fixedlen)
+        table = [byte_to_length(b) if b else None for b in raw]
+        table += [None] * (reader.doc_count_all() - len(table))
+    except (AttributeError, ImportError, TypeError):
+        return _PerDocLengths(reader, field_name)
+    _LENGTHS[key] = table
+    while len(_LENGTHS) > _LENGTHS_KEPT:
+        _LENGTHS.popitem(last=False)
+    return table
+
+
+class _PerDocLengths:
+    """Whoosh's own per-document length lookup, indexable like a list."""
+
+    def __init__(self, reader: Any, field_name: str) -> None:
+        self.reader, self.field_name = reader, field_name
+
+    def __getitem__(self, docnum: int) -> Any:
+        return self.reader.doc_field_length(docnum, self.field_name, 1)
+
+
+def _postings(searcher: Any, field_name: str, text: str) -> list[int]:
+    """Docnums (live documents only) that have text in the field, in docnum order."""
+    reader = searcher.reader()
+    if (field_name, text) not in reader:
+        return []
+    return list(reader.postings(field_name, text).all_ids())
+
+
+def _mentions(searcher: Any, docnum: int) -> list[list[str]]:
+    """A document's entity mentions, read once per reader (an index generation)."""
+    reader = searcher.reader()
+    cache = getattr(reader, "_vault_mentions", None)
+    if cache is None:
+        cache = reader._vault_mentions = {}
+    if docnum not in cache:
+        cache[docnum] = searcher.stored_fields(docnum)["mentions"]
+    return cache[docnum]
+
+
+class _Stored(dict):
+    """A document's stored fields, unpickled only when a field beyond the few that ranking
+    needs for every candidate (id, path, pinned, mentions) is asked for.
+
+    A candidate's stored fields cost ~100 us to read (the whole record is unpickled); a
+    query considers up to a few hundred candidates and returns five.
+    """
+
+    @classmethod
+    def of(cls, searcher: Any, docnum: int) -> _Stored:
+        columns = _columns(searcher)
+        stored = cls(
+            memory_id=columns["memory_id"][docnum],
+            path=columns["path"][docnum],
+            pinned=docnum in _pinned(searcher),
+            mentions=_mentions(searcher, docnum),
+        )
+        stored._source = (searcher, docnum)
+        return stored
+
+    def _load(self) -> None:
+        source = self.__dict__.pop("_source", None)
+        if source is not None:
+            searcher, docnum = source
+            self.update(searcher.stored_fields(docnum))
+
+    def __missing__(self, key: str) -> Any:
+        if "_source" not in self.__dict__:
+            raise KeyError(key)
+        self._load()
+        return self[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self._load()
+        return super().get(key, default)
+
+
+def _columns(searcher: Any) -> dict[str, Any]:
+    """Column readers of memory_id and path, per reader (an index generation)."""
+    reader = searcher.reader()
+    cached = getattr(reader, "_vault_columns", None)
+    if cached is None:
+        cached = reader._vault_columns = {
+            name: reader.column_reader(name) for name in ("memory_id", "path")
+        }
+    return cached
+
+
+def _pinned(searcher: Any) -> frozenset[int]:
+    """Docnums of pinned memories, per reader."""
+    from whoosh import query as q
+
+    reader = searcher.reader()
+    cached = getattr(reader, "_vault_pinned", None)
+    if cached is None:
+        cached = reader._vault_pinned = frozenset(searcher.docs_for_query(q.Term("pinned", True)))
+    return cached
 
 
 def _hit(fields: dict[str, Any], parts: dict[str, float]) -> Hit:
@@ -224,15 +431,22 @@ def _end_of(value: str) -> int:
     return int(moment.timestamp())
 
 
+# normalize_name, cached: the entity bonus compares every mention of every candidate.
+_name_key = lru_cache(maxsize=16384)(normalize_name)
+
+
 def _entity_bonus(
     searcher: Any, words: list[str], allow: set | None, hidden: set | None, hits: dict[int, Hit]
 ) -> dict[int, float]:
     """docnum -> share of the query words that a gloss of an entity it mentions matches."""
-    from whoosh import query as q
 
     wanted = set(words)
-    gloss_hits = searcher.search(q.Or([q.Term("glosses", w) for w in words]), limit=10, mask=hidden)
-    sources = [f.fields()["mentions"] for f in gloss_hits] + [
+    # Words in most glosses ("team", "service") barely tell entities apart but make this
+    # search score most of the vault: they are left out when rarer ones are there.
+    in_glosses = _distinctive(searcher, "glosses", words)
+    glossed = bm25_scores(searcher, "glosses", in_glosses, None, hidden)
+    gloss_hits = top_scored(glossed, 10)
+    sources = [_mentions(searcher, docnum) for docnum, _ in gloss_hits] + [
         h.fields["mentions"] for h in hits.values()
     ]
     matched: dict[tuple[str, str], tuple[str, float]] = {}
@@ -242,7 +456,7 @@ def _entity_bonus(
             # what the gloss adds (Ana *the designer*).
             extra = (gloss_words(gloss) - gloss_words(name)) & wanted
             strength = len(extra) / len(wanted)
-            key = (normalize_name(name), kind)
+            key = (_name_key(name), kind)
             if strength > matched.get(key, ("", 0.0))[1]:
                 matched[key] = (gloss, strength)
     strongest = sorted(matched.items(), key=lambda item: -item[1][1])[:MATCHED_ENTITIES]
@@ -253,13 +467,18 @@ def _entity_bonus(
         # Memories the text did not reach are looked up only for entities mentioned in few
         # memories: a person, a project. For one in hundreds, the text match decides.
         if searcher.doc_frequency("entity_keys", key) <= EXPANSION_LIMIT:
-            found = searcher.search(
-                q.Term("entity_keys", key), limit=None, filter=allow, mask=hidden
-            )
-            candidates += [(f.docnum, f.fields()) for f in found if f.docnum not in hits]
+            # Plain postings, not a scored search: only the docnums are needed, and the
+            # mentions of a document are read once per index generation (_mentions).
+            candidates += [
+                (docnum, {"mentions": _mentions(searcher, docnum)})
+                for docnum in _postings(searcher, "entity_keys", key)
+                if docnum not in hits
+                and (allow is None or docnum in allow)
+                and not (hidden and docnum in hidden)
+            ]
         for docnum, fields in candidates:
             if any(
-                normalize_name(n) == name and k == kind and compatible(g, gloss)
+                _name_key(n) == name and k == kind and compatible(g, gloss)
                 for n, k, g in fields["mentions"]
             ):
                 bonus[docnum] = max(bonus.get(docnum, 0.0), strength)
@@ -268,21 +487,25 @@ def _entity_bonus(
 
 def _place_superseded(searcher: Any, ordered: list[Hit], hidden: set | None) -> list[Hit]:
     """Demote superseded hits and put each right below what replaced it (adding it if absent)."""
-    from whoosh import query as q
 
     by_id = {h.memory_id: h for h in ordered}
     superseded = _superseded_ids(searcher)
     for hit in list(ordered):
         if hit.memory_id not in superseded:
             continue
-        replacements = searcher.search(q.Term("supersedes", hit.memory_id), limit=5, mask=hidden)
+        # Plain postings (a scored search costs ~0.7 ms each, several per query).
+        replacements = [
+            _Stored.of(searcher, docnum)
+            for docnum in _postings(searcher, "supersedes", hit.memory_id)
+            if not (hidden and docnum in hidden)
+        ][:5]
         hit.superseded_by = [r["memory_id"] for r in replacements]
         if not hit.superseded_by:
             continue
         hit.parts["factor"] = hit.parts.get("factor", 1.0) * SUPERSEDED_FACTOR
         for found in replacements:
             if found["memory_id"] not in by_id:
-                replacement = _hit(found.fields(), {"text": hit.parts.get("text", 0.0)})
+                replacement = _hit(found, {"text": hit.parts.get("text", 0.0)})
                 replacement.parts["entity"] = hit.parts.get("entity", 0.0)
                 by_id[replacement.memory_id] = replacement
                 ordered.append(replacement)
@@ -379,13 +602,11 @@ def clean_cut(text: str, limit: int) -> str:
 
 def matching_facts(facts: list[dict[str, Any]], words: list[str]) -> list[dict[str, Any]]:
     """The facts that share a word with the query; all facts when none does."""
-    from vault_tool.index import text_analyzer
-
-    analyzer = text_analyzer()
     wanted = set(words)
     chosen = [
         f
         for f in facts
-        if wanted & {t.text for t in analyzer(f"{f['subject']} {f['predicate']} {f['object']}")}
+        # (the analyser with its stemming cache, through the cached query analysis)
+        if wanted.intersection(_query_words(f"{f['subject']} {f['predicate']} {f['object']}"))
     ]
     return chosen or facts

@@ -23,6 +23,10 @@ from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 
 log = logging.getLogger(__name__)
 
+# git's message when a lock file it needs exists: "Unable to create '<path>.lock': File exists."
+_LOCK_HELD = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+# How long a git lock may stay before we check whether its owner still lives.
+STALE_LOCK_SECONDS = 2.0
 FALLBACK_NAME = "vault-tool"
 FALLBACK_EMAIL = "vault-tool@localhost"
 _GIT_ENV_TO_CLEAR = (
@@ -193,34 +197,54 @@ class Repository:
             return False
 
     def git(self, *args: str) -> str:
-        """Run git in the vault, waiting out the user's own git index lock with backoff."""
+        """Run git in the vault, waiting out the user's own git locks with backoff.
+
+        A lock (index.lock, HEAD.lock, refs/heads/<branch>.lock) still there after
+        STALE_LOCK_SECONDS while no git process works in the vault was left by a git that
+        was killed: it is removed, or every later commit would fail.
+        """
         import git
 
         deadline = time.monotonic() + self.lock_timeout
+        stale_check = time.monotonic() + STALE_LOCK_SECONDS
         delay = 0.01
         while True:
             try:
                 return self.repo.git.execute(["git", *args], strip_newline_in_stdout=True)
             except git.GitCommandError as problem:
                 stderr = str(problem.stderr or "")
-                if "index.lock" in stderr and time.monotonic() < deadline:
+                held = _LOCK_HELD.search(stderr)
+                lock = held.group(1) if held else ".git/index.lock"
+                # Another git moved HEAD between our read of it and our update: nothing was
+                # committed, so the commit is simply made again on the new HEAD.
+                moved = "cannot lock ref" in stderr and "but expected" in stderr
+                if (held or moved or "index.lock" in stderr) and time.monotonic() < deadline:
+                    if held and time.monotonic() >= stale_check:
+                        self._remove_stale_lock(Path(lock))
+                        stale_check = time.monotonic() + STALE_LOCK_SECONDS
                     time.sleep(delay)
                     delay = min(delay * 2, 0.5)
                     continue
-                if "index.lock" in stderr:
+                if held or "index.lock" in stderr:
                     raise VaultBusy(
-                        "git's index.lock was held for too long",
+                        f"git's lock {lock} was held for too long",
                         hint="wait for your own git command to finish; if none is running, "
-                        "remove .git/index.lock",
+                        f"remove {lock}",
                     ) from None
                 raise VaultError(
                     f"git {args[0]} failed: {stderr.strip() or problem}",
                     hint="run `vault-tool doctor`; nothing was changed",
                 ) from None
 
-    def _commit(self, message: str, paths: list[str], author_date: str | None) -> None:
+    def _commit(
+        self,
+        message: str,
+        paths: list[str],
+        author_date: str | None,
+        options: tuple[str, ...] | list[str] = (),
+    ) -> None:
         subject, _, rest = message.partition("\n\n")
-        args = ["commit", "--quiet", "-m", subject]
+        args = [*options, "commit", "--quiet", "-m", subject]
         if rest.strip():
             args += ["-m", rest.strip()]
         if author_date:
@@ -259,10 +283,18 @@ class Repository:
 
     def _clear_stale_index_lock(self) -> None:
         """Remove .git/index.lock only when no git process works in this repository."""
-        lock = self.root / ".git" / "index.lock"
+        self._remove_stale_lock(self.root / ".git" / "index.lock")
+
+    def _remove_stale_lock(self, lock: Path) -> None:
+        """Remove a git lock file of this repository if no git process could own it."""
+        git_dir = (self.root / ".git").resolve()
+        lock = lock if lock.is_absolute() else self.root / lock
+        if not lock.name.endswith(".lock") or not lock.resolve().is_relative_to(git_dir):
+            return
         if lock.exists() and not _git_running_in(self.root):
             lock.unlink(missing_ok=True)
-            log.warning("removed a stale .git/index.lock left by a crashed writer")
+            shown = lock.resolve().relative_to(git_dir.parent).as_posix()
+            log.warning("removed a stale %s left by a git that was killed", shown)
 
 
 def open_repo(root: Path) -> Any:
@@ -287,6 +319,12 @@ def clear_git_environment(root: Path) -> None:
 
 
 def _git_running_in(root: Path) -> bool:
+    """Whether a git process that may hold a lock works in root.
+
+    A git started elsewhere with --git-dir or --work-tree names the vault on its command
+    line. GitPython's `git cat-file --batch` helpers (alive as long as a server runs)
+    only read objects and never lock anything, so they do not count.
+    """
     proc = Path("/proc")
     if not proc.is_dir():
         return True  # cannot tell: assume the owner lives
@@ -295,6 +333,11 @@ def _git_running_in(root: Path) -> bool:
             continue
         try:
             if (pid_dir / "comm").read_text().strip().startswith("git"):
+                argv = (pid_dir / "cmdline").read_bytes().split(b"\0")
+                if b"cat-file" in argv:
+                    continue
+                if any(os.fsencode(root) in arg for arg in argv):
+                    return True
                 cwd = Path(os.readlink(pid_dir / "cwd"))
                 if cwd == root or root in cwd.parents:
                     return True

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -96,8 +97,12 @@ class Store(Repository):
         store.run_dir.mkdir(parents=True, exist_ok=True)
         store._use_identity_fallback_if_needed()
         if repair and store._journal_dir.is_dir() and any(store._journal_dir.iterdir()):
-            with store.write_lock():
-                store.repair()
+            try:
+                with store.write_lock():
+                    store.repair()
+            except BaseException:
+                store.close()  # or git's helper processes outlive the failed open
+                raise
         return store
 
     @classmethod
@@ -214,6 +219,8 @@ class Store(Repository):
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(Path(entry.path))
                     continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue  # a FIFO or a device: reading it could block for ever
                 rel = Path(entry.path).relative_to(self.root).as_posix()
                 if is_memory_path(rel):
                     yield rel, entry.stat(follow_symlinks=False)
@@ -272,9 +279,11 @@ class Store(Repository):
             before = self._head_or_none()
             # `git commit -- <paths>` stages what it commits, but only for paths git
             # already tracks; new files are added first (one git process less per update).
+            # Only an intent to add: a person's plain `git commit` running meanwhile must not
+            # sweep the new file into their commit (ours would then find nothing to commit).
             new = [p for p in paths if self.head_blob(p) is None]
             if new:
-                self.git("add", "--", *new)
+                self.git("add", "--intent-to-add", "--", *new)
             self._commit(message, paths, author_date)
             sha = self.head_sha()
             if sha == before:
@@ -288,15 +297,49 @@ class Store(Repository):
         journal.unlink(missing_ok=True)
         return sha
 
-    def commit_paths(self, paths: list[str], message: str) -> str | None:
-        """Commit files already on disk (hand edits); the sha, or None if nothing changed."""
-        before = self._head_or_none()
-        self.git("add", "-A", "--", *paths)
-        if not self.git("diff", "--cached", "--name-only", "--", *paths):
+    def commit_paths(
+        self, paths: list[str], message: str, *, snapshot: dict[str, bytes | None] | None = None
+    ) -> str | None:
+        """Commit files already on disk (hand edits); the sha, or None if nothing changed.
+
+        With a snapshot (path -> the bytes the caller checked, None for gone), exactly those
+        bytes are committed even if a person saves the file again meanwhile: git reads
+        them from a scratch work tree instead of the vault.
+        """
+        files = snapshot if snapshot is not None else {p: self.read_bytes(p) for p in paths}
+        changed = [p for p in paths if _blob_or_none(files.get(p)) != self.head_blob(p)]
+        # A file made and removed again before any commit may still be staged (a commit
+        # interrupted after its `git add`): unstage it, or `git status` never comes clean.
+        gone = [p for p in paths if files.get(p) is None and p not in changed]
+        if gone:
+            self.git("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *gone)
+        if not changed:
             return None
-        self._commit(message, paths, None)
+        before = self._head_or_none()
+        with self._work_tree(files if snapshot is not None else None) as tree:
+            new = [p for p in changed if files.get(p) is not None and self.head_blob(p) is None]
+            if new:
+                self.git(*tree, "add", "--intent-to-add", "--", *new)
+            self._commit(message, changed, None, tree)
         sha = self.head_sha()
         return sha if sha != before else None
+
+    @contextlib.contextmanager
+    def _work_tree(self, files: dict[str, bytes | None] | None) -> Iterator[list[str]]:
+        """git options that read these files from a scratch folder (none: from the vault)."""
+        if files is None:
+            yield []
+            return
+        folder = self.run_dir / f"snapshot-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            for path, data in files.items():
+                if data is not None:
+                    (folder / path).parent.mkdir(parents=True, exist_ok=True)
+                    (folder / path).write_bytes(data)
+            folder.mkdir(parents=True, exist_ok=True)
+            yield ["--work-tree", str(folder)]
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def repair(self) -> list[str]:
         """Finish or discard what crashed writers left; returns the shas of repair commits.
@@ -354,6 +397,10 @@ class Store(Repository):
         if staged:
             with contextlib.suppress(VaultError):
                 self.git("reset", "--quiet", "--", *[c.path for c, _, _ in staged])
+
+
+def _blob_or_none(data: bytes | None) -> str | None:
+    return blob_sha(data) if data is not None else None
 
 
 def _remove_empty_folders(folder: Path, root: Path) -> None:

@@ -31,6 +31,17 @@ MAX_DELAY_SECONDS = 5.0
 _TICK = 0.05
 
 
+class _StopRace(logging.Filter):
+    """Drop the ERROR watchdog logs when its reader thread loses a race with observer.stop().
+
+    Nothing is wrong then (the observer is stopping, as asked), but an ERROR line in
+    server.log on a clean shutdown sends people looking for a problem that is not there.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "called when the thread is inactive" not in record.getMessage()
+
+
 def live_leader(run_dir: Path) -> dict[str, Any] | None:
     """The leader's heartbeat record if a live process leads this vault's watching."""
     try:
@@ -150,6 +161,9 @@ class Watcher:
             def on_any_event(self, event: Any) -> None:
                 watcher._on_event(event)
 
+        inotify_log = logging.getLogger("watchdog.observers.inotify")
+        if not any(isinstance(f, _StopRace) for f in inotify_log.filters):
+            inotify_log.addFilter(_StopRace())
         self._observer = Observer()
         self._observer.schedule(Handler(), str(self.root), recursive=True)
         self._observer.start()

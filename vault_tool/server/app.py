@@ -78,10 +78,17 @@ def build_server(runtime: Runtime) -> Server[Any]:
 
 
 def client_name(ctx: Any) -> str:
-    """The client's name from initialize (clientInfo.name), recorded in commits and the ledger."""
+    """The client's name from initialize (clientInfo.name), recorded in commits and the ledger.
+
+    The host chooses it, so it is redacted like any other text that reaches git history
+    (a `Client:` trailer and the `source:` of the memory).
+    """
+    from vault_tool.redact import redact_text
+
     params = ctx.session.client_params
     info = getattr(params, "client_info", None)
-    return (getattr(info, "name", None) or "mcp").strip() or "mcp"
+    name = (getattr(info, "name", None) or "mcp").strip() or "mcp"
+    return redact_text(name, "client")[0]
 
 
 def _access(ctx: Any) -> tuple[str | None, bool]:

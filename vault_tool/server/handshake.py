@@ -38,7 +38,7 @@ def early_answer(line: str) -> EarlyAnswer | None:
     """The answer to an `initialize` request line, or None if the SDK should see it first."""
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to read
         return None
     if not _is_initialize(message):
         return None

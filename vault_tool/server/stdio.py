@@ -33,7 +33,6 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 _CHUNK = 64 * 1024
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _OVERSIZED = "{oversized message dropped}\n"
-PARSE_ERROR = '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}\n'
 
 
 class WireReader:
@@ -139,8 +138,10 @@ def _pump(reader: WireReader, send: Any, token: Any) -> None:
 class _Lines:
     """The SDK's stdin: the first line again (the SDK must see initialize), then the pump's.
 
-    A line that is not JSON gets JSON-RPC's parse error here (the SDK would drop it without
-    a word), so a client that sent garbage learns it.
+    A line the SDK would drop without a word gets JSON-RPC's answer here, so a client that
+    sent garbage learns it instead of waiting: a parse error for what the SDK's parser
+    cannot read (not JSON, nested too deep, a lone surrogate escape), an invalid request
+    for JSON that is no JSON-RPC message. The request's id is given back when it can be read.
     """
 
     def __init__(self, first: str, receive: Any, wire: _Wire) -> None:
@@ -162,13 +163,38 @@ class _Lines:
     async def _parses(self, line: str) -> bool:
         if not line.strip():
             return False
-        try:
-            json.loads(line)
-        except ValueError:
-            log.warning("answered an unparseable line of %d characters", len(line))
-            await self._wire.write(PARSE_ERROR)
-            return False
-        return True
+        refusal = _refusal_of(line)
+        if refusal is None:
+            return True
+        log.warning("answered an unreadable line of %d characters", len(line))
+        await self._wire.write(refusal)
+        return False
+
+
+def _refusal_of(line: str) -> str | None:
+    """The JSON-RPC error line for a message the SDK cannot take; None if it can."""
+    import mcp_types as types
+    from pydantic import ValidationError
+
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except ValidationError as problem:
+        unreadable = any(e["type"] == "json_invalid" for e in problem.errors())
+    code, message = (-32700, "Parse error") if unreadable else (-32600, "Invalid Request")
+    error = {"jsonrpc": "2.0", "id": _request_id(line), "error": {"code": code, "message": message}}
+    return json.dumps(error) + "\n"
+
+
+def _request_id(line: str) -> str | int | None:
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):  # not JSON, or nested too deep for Python's parser
+        return None
+    found = message.get("id") if isinstance(message, dict) else None
+    if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)):
+        return found
+    return None
 
 
 class _Wire:

@@ -1,0 +1,152 @@
+"""The benchmark harness at a smoke size: it runs and its results are well formed.
+
+Not timings (CI machines vary): keys, types and ranges, so bench/ cannot rot. Uses only
+what `.[test]` installs; the bm25s reference reports itself as not installed there.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import generate  # noqa: E402
+import questions  # noqa: E402
+
+from vault_tool.entities import compatible  # noqa: E402
+from vault_tool.memory import parse, render  # noqa: E402
+
+
+def assert_latency(figure: dict, n: int | None = None) -> None:
+    assert set(figure) == {"p50_ms", "p95_ms", "n"}
+    assert 0 < figure["p50_ms"] <= figure["p95_ms"] < 60_000
+    if n is not None:
+        assert figure["n"] == n
+
+
+def assert_share(value: float) -> None:
+    assert isinstance(value, float) and 0.0 <= value <= 1.0
+
+
+def test_generator_is_deterministic_and_writes_a_consistent_world(tmp_path: Path) -> None:
+    corpus = generate.build(400, 7)
+    again = generate.build(400, 7)
+    assert [m.id for m in corpus.memories] == [m.id for m in again.memories]
+    assert [render(m) for m in corpus.memories] == [render(m) for m in again.memories]
+    assert generate.build(400, 8).memories[0].id != corpus.memories[0].id
+    ids = {m.id for m in corpus.memories}
+    assert len(ids) == 400
+    assert all(set(m.supersedes) <= ids for m in corpus.memories)
+    assert any(m.supersedes for m in corpus.memories)
+    for chain in corpus.owners.values():  # ownerships follow each other without overlap
+        for (_, _, start, until), (_, _, nxt, _) in itertools.pairwise(chain):
+            assert until is not None and start <= until < nxt
+    assert corpus.homonyms
+    for _, people in corpus.homonyms:
+        first, second = (corpus.people[i] for i in people[:2])
+        assert first.name == second.name and not compatible(first.gloss, second.gloss)
+    made = generate.write_vault(tmp_path / "v", 60, 7)
+    files = [p for p in (tmp_path / "v").rglob("*.md") if ".vault" not in p.parts]
+    assert len(files) == len(made) == 60
+    for file in files:
+        parse(file.read_text(encoding="utf-8"), file.name)
+
+
+def test_question_folds_are_disjoint_and_answers_exist() -> None:
+    corpus = generate.build(2000, 7)
+    ids = {m.id for m in corpus.memories}
+    sets = {seed: questions.questions(corpus, seed, 5) for seed in questions.SEEDS}
+    targets = {seed: {tuple(q.relevant) for q in qs if q.relevant} for seed, qs in sets.items()}
+    held = targets[questions.HELD_OUT_SEED]
+    for seed in questions.TUNING_SEEDS:
+        assert not held & targets[seed]
+    for qs in sets.values():
+        assert {q.qtype for q in qs} == set(questions.TYPES)
+        for q in qs:
+            assert set(q.relevant) <= ids and set(q.stale) <= ids
+            assert q.abstain == (q.qtype == "abstention")
+    assert all(q.stale for qs in sets.values() for q in qs if q.qtype == "knowledge_update")
+
+
+def test_speed_harness_reports_every_figure(tmp_path: Path) -> None:
+    import speed
+
+    results = speed.bench(60, queries=5, writes=2, edits=1, workdir=tmp_path, batches=1)
+    for key, n in (
+        ("search_short", 5),
+        ("search_sentence", 5),
+        ("remember_create", 2),
+        ("remember_update", 2),
+        ("remember_batch20", 1),
+        ("hand_edit_searchable", 1),
+        ("hand_edit_committed", 1),
+    ):
+        assert_latency(results[key], n)
+    assert results["hand_edit_searchable"]["p50_ms"] <= results["hand_edit_committed"]["p95_ms"]
+    assert results["indexed"] == 60
+    assert results["reindex_s"] > 0 and results["index_mb"] > 0
+    assert results["reindex_peak_rss_mb"] > 10 and results["peak_rss_mb"] > 10
+    assert len(results["load_average_start"]) == 3
+
+
+def test_stdio_harness_reports_every_figure(tmp_path: Path) -> None:
+    import mcp_speed
+
+    results = mcp_speed.bench(
+        40, queries=3, writes=1, edits=1, workdir=tmp_path, start_runs=1, batches=1
+    )
+    for key in ("start_to_initialize", "start_to_tools_list", "start_to_first_search"):
+        assert_latency(results[key], 1)
+    assert results["start_to_initialize"]["p50_ms"] <= results["start_to_first_search"]["p50_ms"]
+    for key in ("search_short", "search_sentence"):
+        assert_latency(results[key], 3)
+    for key in ("remember_create", "remember_update", "remember_batch20"):
+        assert_latency(results[key], 1)
+    assert_latency(results["hand_edit_searchable"], 1)
+    assert results["cli_reindex_s"] > 0 and results["cli_reindex_peak_rss_mb"] > 10
+    assert results["server_peak_rss_mb"] is None or results["server_peak_rss_mb"] > 10
+    assert results["sdk_initialize_ms"] > 0
+
+
+def test_quality_harness_reports_metrics_and_the_feedback_effect(tmp_path: Path) -> None:
+    import quality
+
+    results = quality.bench(300, per_type=3, workdir=tmp_path, basic_memory=None)
+    ours = results["systems"]["vault_tool"]
+    assert ours["index_s"] > 0
+    assert_latency(ours["search"])
+    for part in ("tuning", "held_out"):
+        assert ours[part]["n"] > 0
+        overall = ours[part]["overall"]
+        for k in (1, 5, 10):
+            assert_share(overall[f"recall_any@{k}"])
+            assert_share(overall[f"recall_all@{k}"])
+            assert overall[f"recall_all@{k}"] <= overall[f"recall_any@{k}"]
+        for key in ("ndcg@10", "mrr", "stale_above_current"):
+            assert_share(overall[key])
+        assert set(ours[part]["by_type"]) <= set(questions.TYPES)
+        abstention = ours["abstention"][part]
+        for key in ("precision", "recall", "false_abstention_rate"):
+            assert_share(abstention[key])
+    feedback = results["feedback"]
+    assert feedback["judged_searches"] > 0
+    for part in ("tuning", "held_out"):
+        before, after = feedback["before"][part], feedback["after"][part]
+        assert set(before) == set(after) == set(feedback["delta"][part])
+    reference = results["systems"]["bm25s"]
+    if "status" in reference:
+        assert reference["status"].startswith("not installed")
+    else:
+        assert_share(reference["held_out"]["overall"]["ndcg@10"])
+        assert results["ratios_to_bm25s"]["index_s"] > 0
+
+
+def test_report_renders_tables_from_results(tmp_path: Path) -> None:
+    import report
+
+    speed = {"count": 60, "reindex_s": 1.0, "search_short": {"p50_ms": 1, "p95_ms": 2, "n": 3}}
+    text = report.markdown_tables({"speed": {60: speed}, "mcp": {}, "quality": {}})
+    assert "| search_short |" in text or "search_short" in text
