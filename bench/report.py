@@ -155,8 +155,124 @@ def markdown_tables(results: dict[str, dict[int, dict[str, Any]]]) -> str:
             rows.append([f"{key} at {size:,}", f"< {limit} {unit}", value, met])
         parts.append(_table(["figure", "target", "measured", ""], rows))
     if quality:
+        parts.append(_ratio_table(results))
         parts.append(_quality_tables(quality))
     return "\n".join(parts) + "\n"
+
+
+def _ratio_table(results: dict[str, dict[int, dict[str, Any]]]) -> str:
+    """Every figure that has a counterpart in bm25s or Basic Memory, with the ratios."""
+    speed, mcp, quality = results["speed"], results["mcp"], results["quality"]
+    rows = []
+    for size in sorted(quality):
+        systems = quality[size]["systems"]
+        ours, ref = systems.get("vault_tool", {}), systems.get("bm25s", {})
+        bm = systems.get("basic_memory", {})
+        published = size == 1000 and "held_out" not in bm
+
+        def bm_value(
+            key: str, fallback: str | None, scale: float = 1.0, bm: dict = bm, ok: bool = published
+        ) -> Any:
+            if _get(bm, key) is not None:
+                return _get(bm, key) * scale
+            return BASIC_MEMORY_PUBLISHED.get(fallback) if ok and fallback else None
+
+        figures = [
+            (
+                "full index, s",
+                _get(speed.get(size, {}), "reindex_s"),
+                _get(ref, "index_s"),
+                bm_value("index_s", "index_s"),
+            ),
+            (
+                "search p50, ms (question set, in-process)",
+                _get(ours, "search.p50_ms"),
+                _get(ref, "search.p50_ms"),
+                None,
+            ),
+            (
+                "search p95, ms (question set, in-process)",
+                _get(ours, "search.p95_ms"),
+                _get(ref, "search.p95_ms"),
+                None,
+            ),
+            (
+                "search p50, ms (sentences over MCP stdio)",
+                _get(mcp.get(size, {}), "search_sentence.p50_ms"),
+                None,
+                bm_value("search.p50_ms", "search_p50_ms"),
+            ),
+            (
+                "search p95, ms (sentences over MCP stdio)",
+                _get(mcp.get(size, {}), "search_sentence.p95_ms"),
+                None,
+                bm_value("search.p95_ms", "search_p95_ms"),
+            ),
+            (
+                "start -> initialize, ms",
+                _get(mcp.get(size, {}), "start_to_initialize.p50_ms"),
+                None,
+                bm_value("start_to_initialize_s", "start_to_initialize_ms", 1000.0),
+            ),
+            (
+                "peak memory while indexing, MB",
+                _get(mcp.get(size, {}), "cli_reindex_peak_rss_mb"),
+                None,
+                bm_value("index_peak_rss_mb", None),
+            ),
+            (
+                "held-out nDCG@10",
+                _get(ours, "held_out.overall.ndcg@10"),
+                _get(ref, "held_out.overall.ndcg@10"),
+                _get(bm, "held_out.overall.ndcg@10"),
+            ),
+            (
+                "held-out recall_any@5",
+                _get(ours, "held_out.overall.recall_any@5"),
+                _get(ref, "held_out.overall.recall_any@5"),
+                _get(bm, "held_out.overall.recall_any@5"),
+            ),
+        ]
+        for name, value, reference, peer in figures:
+            rows.append(
+                [
+                    f"{size:,}",
+                    name,
+                    value,
+                    reference,
+                    _ratio(value, reference),
+                    peer,
+                    _ratio(value, peer),
+                ]
+            )
+        if size == 1000:
+            hand = _get(speed.get(size, {}), "hand_edit_searchable.p50_ms")
+            rows.append(
+                [
+                    f"{size:,}",
+                    "hand edit -> searchable p50, ms",
+                    hand,
+                    "–",
+                    "–",
+                    "700-1600 (published)",
+                    _range_ratio(hand, 700, 1600),
+                ]
+            )
+    header = ["size", "figure", "vault_tool", "bm25s", "vault_tool / bm25s", "Basic Memory"]
+    header.append("vault_tool / Basic Memory")
+    note = (
+        "\n### Side by side: ratios\n\nbm25s has no server and no write path, so only index, "
+        "search and quality have a counterpart; Basic Memory was measured at 1,000 notes in this "
+        "run (its figures at other sizes would take hours to index), and its hand-edit figure is "
+        "the earlier probe's (shared/notes/measured.md), marked published, not measured here.\n"
+    )
+    return note + "\n" + _table(header, rows)
+
+
+def _range_ratio(value: Any, low: float, high: float) -> str:
+    if not isinstance(value, int | float):
+        return "–"
+    return f"{value / high:.2f}-{value / low:.2f}×"
 
 
 def _quality_tables(quality: dict[int, dict[str, Any]]) -> str:
@@ -400,18 +516,19 @@ def plots(results: dict[str, dict[int, dict[str, Any]]], out: Path) -> list[Path
     made.append(_save(fig, out / "index-time.png"))
 
     if quality:
-        size = max(s for s in quality)
-        systems = {k: v for k, v in quality[size]["systems"].items() if "held_out" in v}
-        types = list(next(iter(systems.values()))["held_out"]["by_type"])
-        fig, ax = plt.subplots(figsize=(8, 4))
-        width = 0.8 / max(1, len(systems))
-        for i, (name, res) in enumerate(systems.items()):
-            values = [res["held_out"]["by_type"].get(t, {}).get("ndcg@10", 0) for t in types]
-            ax.bar([x + i * width for x in range(len(types))], values, width, label=name)
-        ax.set_xticks([x + width * (len(systems) - 1) / 2 for x in range(len(types))])
-        ax.set_xticklabels([t.replace("_", "\n") for t in types], fontsize=8)
-        ax.set(ylim=(0, 1.05), ylabel="nDCG@10", title=f"Held-out nDCG@10 by type, {size:,}")
-        ax.legend(fontsize=8)
+        sizes = sorted(quality)
+        fig, axes = plt.subplots(len(sizes), 1, figsize=(8, 3.2 * len(sizes)), squeeze=False)
+        for ax, size in zip(axes[:, 0], sizes, strict=True):
+            systems = {k: v for k, v in quality[size]["systems"].items() if "held_out" in v}
+            types = list(next(iter(systems.values()))["held_out"]["by_type"])
+            width = 0.8 / max(1, len(systems))
+            for i, (name, res) in enumerate(systems.items()):
+                values = [res["held_out"]["by_type"].get(t, {}).get("ndcg@10", 0) for t in types]
+                ax.bar([x + i * width for x in range(len(types))], values, width, label=name)
+            ax.set_xticks([x + width * (len(systems) - 1) / 2 for x in range(len(types))])
+            ax.set_xticklabels([t.replace("_", " ") for t in types], fontsize=8)
+            ax.set(ylim=(0, 1.05), ylabel="nDCG@10", title=f"Held-out nDCG@10 by type, {size:,}")
+            ax.legend(fontsize=7, loc="lower left")
         made.append(_save(fig, out / "quality-by-type.png"))
 
         fig, ax = plt.subplots(figsize=(7, 4))

@@ -117,7 +117,7 @@ def rank(
     pool = max(controls.top_k * 3, 15)
     scores = bm25_scores(searcher, "all", words, allow, hidden)
     total = len(scores)
-    top = top_scored(scores, pool)
+    top = top_scored(searcher, scores, pool)
     hits: dict[int, Hit] = {
         docnum: _hit(_Stored.of(searcher, docnum), {"text": score}) for docnum, score in top
     }
@@ -220,14 +220,20 @@ def bm25_scores(
     return scores
 
 
-def top_scored(scores: dict[int, float], n: int) -> list[tuple[int, float]]:
-    """The n best (docnum, score), best first, ties by docnum (as Whoosh's collector)."""
+def top_scored(searcher: Any, scores: dict[int, float], n: int) -> list[tuple[int, float]]:
+    """The n best (docnum, score), best first, equal scores by path.
+
+    By path, not by docnum (as Whoosh's collector did): docnums depend on which indexing
+    process took a file during a reindex, and the same vault must rank the same way after
+    every reindex.
+    """
     if len(scores) > n:
         threshold = heapq.nlargest(n, scores.values())[-1]
         chosen = [item for item in scores.items() if item[1] >= threshold]
     else:
         chosen = list(scores.items())
-    chosen.sort(key=lambda item: (-item[1], item[0]))
+    path = _columns(searcher)["path"]
+    chosen.sort(key=lambda item: (-item[1], path[item[0]]))
     return chosen[:n]
 
 
@@ -445,7 +451,7 @@ def _entity_bonus(
     # search score most of the vault: they are left out when rarer ones are there.
     in_glosses = _distinctive(searcher, "glosses", words)
     glossed = bm25_scores(searcher, "glosses", in_glosses, None, hidden)
-    gloss_hits = top_scored(glossed, 10)
+    gloss_hits = top_scored(searcher, glossed, 10)
     sources = [_mentions(searcher, docnum) for docnum, _ in gloss_hits] + [
         h.fields["mentions"] for h in hits.values()
     ]
