@@ -33,6 +33,8 @@ INDEX_SCHEMA_VERSION = 6
 _META_FILE = "vault-tool-index.json"
 # Writes merge segments themselves once there are this many; the leader merges earlier.
 MAX_SEGMENTS = 12
+# Reads of the index's table of contents raced by a merge that removes files (as Whoosh).
+TOC_ATTEMPTS = 10
 # The leader merges when there are more segments than this.
 MERGE_AT_SEGMENTS = 6
 
@@ -405,16 +407,60 @@ class Index:
 
     @contextlib.contextmanager
     def searcher(self) -> Iterator[Any]:
-        """A searcher that sees the latest commit.
-
-        A stale searcher is replaced rather than refreshed: Searcher.refresh() in this
-        Whoosh distribution can return old versions of updated documents.
-        """
+        """A searcher that sees the latest commit."""
         with self._guard:
             if self._searcher is None or not self._searcher.up_to_date():
-                self._close_searcher()
-                self._searcher = self._ix.searcher()
+                self._searcher = self._reopen(self._searcher)
             yield self._searcher
+
+    def _reopen(self, old: Any) -> Any:
+        """A searcher of the latest commit that keeps old's reader of every segment whose
+        documents and deletions are unchanged.
+
+        Opening a segment costs about 1 ms, and after a write every segment but the new one
+        is unchanged. Whoosh's own Searcher.refresh() is not used: it keeps readers of
+        segments a merge removed and matches segments by id alone, so it can return old
+        versions of updated documents. Deletions only ever grow within a segment, so an
+        equal count means the same deletions.
+        """
+        from whoosh.reading import EmptyReader, MultiReader, SegmentReader
+        from whoosh.searching import Searcher
+
+        def state(segment: Any) -> tuple[str, int]:
+            return segment.segment_id(), segment.deleted_count()
+
+        reusable: dict[tuple[str, int], Any] = {}
+        if old is not None:
+            for leaf, _ in old.reader().leaf_readers():
+                if leaf.segment() is not None:
+                    reusable[state(leaf.segment())] = leaf
+        for attempt in range(TOC_ATTEMPTS):
+            toc = self._ix._read_toc()
+            readers, opened = [], []
+            try:
+                for segment in toc.segments:
+                    leaf = reusable.get(state(segment))
+                    if leaf is None:
+                        leaf = SegmentReader(
+                            self._ix.storage, toc.schema, segment, generation=toc.generation
+                        )
+                        opened.append(leaf)
+                    readers.append(leaf)
+                break
+            except OSError:
+                # A writer removed a segment's files (a merge) between our TOC read and open.
+                for leaf in opened:
+                    leaf.close()
+                if attempt == TOC_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.05)
+        for leaf in reusable.values():
+            if all(leaf is not kept for kept in readers):
+                leaf.close()
+        if not readers:
+            return Searcher(EmptyReader(toc.schema), fromindex=self._ix)
+        # Always a MultiReader: it carries this generation, which up_to_date() compares.
+        return Searcher(MultiReader(readers, generation=toc.generation), fromindex=self._ix)
 
     def _close_searcher(self) -> None:
         if self._searcher is not None:

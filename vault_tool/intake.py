@@ -235,6 +235,27 @@ class Intake:
         self._save_problems(problems)
         return report
 
+    def settled(self, path: str) -> bool:
+        """Whether this file is already indexed and committed as it is (no lock taken).
+
+        The watcher asks first, so the events of the tool's own writes never queue behind
+        (or hold up) the next write for the vault's lock.
+        """
+        stat = _stat_or_none(self.root / path)
+        if stat is None or not S_ISREG(stat.st_mode):
+            return False  # gone, a FIFO (reading it would block), a symlink: sync_paths decides
+        try:
+            data = self.store.read_bytes(path)
+        except (InvalidInput, OSError):
+            return False
+        doc = self.index.by_path(path)
+        return (
+            data is not None
+            and doc is not None
+            and doc.blob == blob_sha(data)
+            and self._committed(path, data)
+        )
+
     def _committed(self, path: str, data: bytes) -> bool:
         return blob_sha(data) == self.store.head_blob(path)
 

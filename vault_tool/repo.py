@@ -1,7 +1,9 @@
 """The vault's git repository: running git, and what git knows (HEAD, blobs, versions, log).
 
 Git is driven through GitPython's command path (`repo.git`), never its in-process index:
-the git CLI honours the user's hooks, signing and settings like their own git does.
+the git CLI honours the user's hooks, signing and settings like their own git does. A
+tool write is committed through git's plumbing (trees.py builds the new trees) unless the
+repository has commit hooks, which only `git commit` runs.
 Store (store.py) adds the folder and the atomic write on top of this.
 """
 
@@ -12,6 +14,7 @@ import hashlib
 import logging
 import os
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
+from vault_tool.trees import Entries, NotATree, edit_tree, mktree_input, tree_sha
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +43,12 @@ _GIT_ENV_TO_CLEAR = (
     "GIT_COMMON_DIR",
     "GIT_PREFIX",
 )
+# Hooks that `git commit` runs and the plumbing does not: with any of them, writes use it.
+COMMIT_HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit")
+# How often a write rebuilds its commit when a person's commit moves HEAD meanwhile.
+HEAD_RACE_ATTEMPTS = 5
+# `git commit` runs `git gc --auto` after every commit; plumbing commits do it this often.
+AUTO_GC_EVERY = 50
 
 
 @dataclass(frozen=True)
@@ -73,6 +83,8 @@ class Repository:
         self.lock_timeout = lock_timeout
         # GitPython's persistent `git cat-file` helper is not thread-safe: threads take turns.
         self._repo_mutex = threading.RLock()
+        self._settings: dict[str, str] | None = None
+        self._commits_since_gc = 0
 
     def close(self) -> None:
         """Stop git helper processes (GitPython keeps `git cat-file` children alive)."""
@@ -196,12 +208,14 @@ class Repository:
         except VaultError:
             return False
 
-    def git(self, *args: str) -> str:
+    def git(self, *args: str, stdin: bytes | None = None, retry_moved_head: bool = True) -> str:
         """Run git in the vault, waiting out the user's own git locks with backoff.
 
         A lock (index.lock, HEAD.lock, refs/heads/<branch>.lock) still there after
         STALE_LOCK_SECONDS while no git process works in the vault was left by a git that
-        was killed: it is removed, or every later commit would fail.
+        was killed: it is removed, or every later commit would fail. A `git commit` that
+        lost a race for HEAD is run again; an `update-ref` naming the old HEAD
+        (retry_moved_head=False) must instead be rebuilt on the new one by its caller.
         """
         import git
 
@@ -210,14 +224,23 @@ class Repository:
         delay = 0.01
         while True:
             try:
-                return self.repo.git.execute(["git", *args], strip_newline_in_stdout=True)
+                if stdin is None:
+                    return self.repo.git.execute(["git", *args], strip_newline_in_stdout=True)
+                with tempfile.TemporaryFile() as source:
+                    source.write(stdin)
+                    source.seek(0)
+                    return self.repo.git.execute(
+                        ["git", *args], istream=source, strip_newline_in_stdout=True
+                    )
             except git.GitCommandError as problem:
                 stderr = str(problem.stderr or "")
                 held = _LOCK_HELD.search(stderr)
                 lock = held.group(1) if held else ".git/index.lock"
                 # Another git moved HEAD between our read of it and our update: nothing was
                 # committed, so the commit is simply made again on the new HEAD.
-                moved = "cannot lock ref" in stderr and "but expected" in stderr
+                moved = (
+                    retry_moved_head and "cannot lock ref" in stderr and "but expected" in stderr
+                )
                 if (held or moved or "index.lock" in stderr) and time.monotonic() < deadline:
                     if held and time.monotonic() >= stale_check:
                         self._remove_stale_lock(Path(lock))
@@ -226,15 +249,155 @@ class Repository:
                     delay = min(delay * 2, 0.5)
                     continue
                 if held or "index.lock" in stderr:
-                    raise VaultBusy(
-                        f"git's lock {lock} was held for too long",
-                        hint="wait for your own git command to finish; if none is running, "
-                        f"remove {lock}",
-                    ) from None
+                    raise _held_too_long(lock) from None
                 raise VaultError(
                     f"git {args[0]} failed: {stderr.strip() or problem}",
                     hint="run `vault-tool doctor`; nothing was changed",
                 ) from None
+
+    def commit_written(
+        self, paths: list[str], message: str, author_date: str | None
+    ) -> tuple[str | None, bool]:
+        """Commit exactly these paths as they are on disk (a missing one as removed).
+
+        Nothing else is committed: neither what a person staged nor their other edits.
+        Returns the commit's sha (None if nothing changed) and whether git's index is up
+        to date with it (not when a person's git held the index too long; see repair).
+        """
+        if self._plumbing_allowed():
+            try:
+                return self._commit_trees(paths, message, author_date)
+            except NotATree:
+                pass  # a path runs through a file in HEAD: `git commit` sorts that out
+        # `git commit -- <paths>` stages what it commits, but only for paths git already
+        # tracks. Only an intent to add: a person's plain `git commit` running meanwhile
+        # must not sweep the new file into their commit (ours would find nothing to commit).
+        new = [p for p in paths if self.head_blob(p) is None]
+        if new:
+            self.git("add", "--intent-to-add", "--", *new)
+        before = self._head_or_none()
+        self._commit(message, paths, author_date)
+        after = self._head_or_none()
+        return (after if after != before else None), True
+
+    def _commit_trees(
+        self, paths: list[str], message: str, author_date: str | None
+    ) -> tuple[str | None, bool]:
+        """The commit `git commit -- <paths>` would make, without reading the whole index.
+
+        git writes every object (so core.fsync and its object checks apply); the new trees
+        come from trees.py. HEAD moves by compare-and-swap: a person's commit in between is
+        never overwritten, this one is rebuilt on top of it. git's index is updated last,
+        so a person's git holding it is waited out first, as `git commit` would have to.
+        """
+        self._wait_for_index()
+        present = [p for p in paths if (self.root / p).is_file()]
+        blobs = self.git("hash-object", "-w", "--", *present).split("\n") if present else []
+        changes: dict[str, str | None] = dict.fromkeys(paths)
+        changes.update(zip(present, blobs, strict=True))
+        subject, _, rest = message.partition("\n\n")
+        for attempt in range(HEAD_RACE_ATTEMPTS):
+            parent = self.head_sha()
+            with self._repo_mutex:
+                old_root = self.repo.commit(parent).tree.binsha
+                root, trees = edit_tree(self._read_object, old_root, changes)
+            if root == old_root:
+                return None, True
+            self._write_trees(trees)
+            args = ["commit-tree", (root or tree_sha({})).hex(), "-p", parent, "-m", subject]
+            if rest.strip():
+                args += ["-m", rest.strip()]
+            if self._setting("commit.gpgsign") == "true":
+                args.insert(1, "-S")
+            with self._dated(author_date):
+                sha = self.git(*args)
+            try:
+                self.git(
+                    "update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent,
+                    retry_moved_head=False,
+                )  # fmt: skip
+                break
+            except VaultError:
+                if self._head_or_none() == parent or attempt == HEAD_RACE_ATTEMPTS - 1:
+                    raise
+        self._commits_since_gc += 1
+        if self._commits_since_gc >= AUTO_GC_EVERY:
+            self._commits_since_gc = 0
+            with contextlib.suppress(VaultError):  # packing is housekeeping, never a failure
+                self.git("gc", "--auto", "--quiet")
+        try:
+            self.git("update-index", "--add", "--remove", "--", *paths)
+        except VaultError as problem:
+            # The commit has landed; only git's index (what `git status` compares) lags.
+            log.warning("committed %s, but git's index is behind: %s", sha[:10], problem)
+            return sha, False
+        return sha, True
+
+    def _wait_for_index(self) -> None:
+        lock = Path(self.repo.git_dir) / "index.lock"
+        deadline = time.monotonic() + self.lock_timeout
+        stale_check = time.monotonic() + STALE_LOCK_SECONDS
+        delay = 0.01
+        while lock.exists():
+            if time.monotonic() >= deadline:
+                raise _held_too_long(str(lock))
+            if time.monotonic() >= stale_check:
+                self._remove_stale_lock(lock)
+                stale_check = time.monotonic() + STALE_LOCK_SECONDS
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    def _read_object(self, binsha: bytes) -> bytes:
+        return self.repo.odb.stream(binsha).read()
+
+    def _write_trees(self, trees: list[Entries]) -> None:
+        if not trees:
+            return
+        written = self.git("mktree", "-z", "--batch", stdin=mktree_input(trees))
+        if written.split("\n") != [tree_sha(entries).hex() for entries in trees]:
+            raise VaultError(
+                "git stored the new folder listings under unexpected ids",
+                hint="run `vault-tool doctor`; nothing was committed",
+            )
+
+    def _plumbing_allowed(self) -> bool:
+        """Whether a write may skip `git commit`: only when git would run no commit hook."""
+        hooks = Path(os.path.expanduser(self._setting("core.hookspath", ".git/hooks")))
+        folder = hooks if hooks.is_absolute() else self.root / hooks
+        return not any(os.access(folder / name, os.X_OK) for name in COMMIT_HOOKS)
+
+    def _setting(self, key: str, default: str = "") -> str:
+        """A git setting that decides how writes commit (read once per open vault)."""
+        if self._settings is None:
+            try:
+                out = self.git(
+                    "config", "-z", "--get-regexp",
+                    r"^(commit\.gpgsign|core\.hookspath)$",
+                )  # fmt: skip
+            except VaultError:
+                out = ""  # none of them is set
+            settings = {}
+            for record in filter(None, out.split("\0")):
+                name, _, value = record.partition("\n")
+                settings[name.lower()] = value
+            if settings.get("commit.gpgsign", "false").lower() in ("", "yes", "on", "1", "true"):
+                settings["commit.gpgsign"] = "true"
+            self._settings = settings
+        return self._settings.get(key, default) or default
+
+    @contextlib.contextmanager
+    def _dated(self, author_date: str | None) -> Iterator[None]:
+        """git's author and committer date set to author_date for the commands inside."""
+        if not author_date:
+            yield
+            return
+        self.repo.git.update_environment(
+            GIT_AUTHOR_DATE=author_date, GIT_COMMITTER_DATE=author_date
+        )
+        try:
+            yield
+        finally:
+            self.repo.git.update_environment(GIT_AUTHOR_DATE=None, GIT_COMMITTER_DATE=None)
 
     def _commit(
         self,
@@ -247,15 +410,8 @@ class Repository:
         args = [*options, "commit", "--quiet", "-m", subject]
         if rest.strip():
             args += ["-m", rest.strip()]
-        if author_date:
-            self.repo.git.update_environment(
-                GIT_AUTHOR_DATE=author_date, GIT_COMMITTER_DATE=author_date
-            )
-        try:
+        with self._dated(author_date):
             self.git(*args, "--", *paths)
-        finally:
-            if author_date:
-                self.repo.git.update_environment(GIT_AUTHOR_DATE=None, GIT_COMMITTER_DATE=None)
 
     def _head_or_none(self) -> str | None:
         try:
@@ -297,17 +453,39 @@ class Repository:
             log.warning("removed a stale %s left by a git that was killed", shown)
 
 
+def _held_too_long(lock: str) -> VaultBusy:
+    return VaultBusy(
+        f"git's lock {lock} was held for too long",
+        hint=f"wait for your own git command to finish; if none is running, remove {lock}",
+    )
+
+
 def open_repo(root: Path) -> Any:
     clear_git_environment(root)
     import git
 
     try:
-        return git.Repo(root)
+        repo = git.Repo(root)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError) as problem:
         raise VaultUnavailable(
             f"{root} is not a git repository ({problem})",
             hint="run `vault-tool init` there, or fix .git",
         ) from None
+    require_sha1(repo)
+    return repo
+
+
+def require_sha1(repo: Any) -> None:
+    """Refuse a SHA-256 repository: GitPython, which reads the vault's history, cannot."""
+    with repo.config_reader("repository") as config:
+        object_format = config.get_value("extensions", "objectformat", "sha1")
+    if str(object_format).lower() != "sha1":
+        repo.close()
+        raise VaultUnavailable(
+            f"{repo.working_dir} is a {object_format} git repository; vaults use SHA-1 object ids",
+            hint="make the vault in a new folder (`vault-tool init PATH`), or in a repository "
+            "made with `git init --object-format=sha1`",
+        )
 
 
 def clear_git_environment(root: Path) -> None:

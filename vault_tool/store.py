@@ -119,11 +119,10 @@ class Store(Repository):
         clear_git_environment(root)
         import git
 
-        repo = (
-            git.Repo(root)
-            if (root / ".git").exists()
-            else git.Repo.init(root, initial_branch="main")
-        )
+        if (root / ".git").exists():
+            repo = open_repo(root)
+        else:
+            repo = git.Repo.init(root, initial_branch="main")
         writer = repo.config_writer()
         try:
             # Durable commits, and a commit-graph that keeps `git log -- path` fast on big vaults.
@@ -275,18 +274,10 @@ class Store(Repository):
                     _durable_write(tmp, change.data)
                     os.replace(tmp, target)
                     _fsync_dir(target.parent)
-            paths = [c.path for c in changes]
-            before = self._head_or_none()
-            # `git commit -- <paths>` stages what it commits, but only for paths git
-            # already tracks; new files are added first (one git process less per update).
-            # Only an intent to add: a person's plain `git commit` running meanwhile must not
-            # sweep the new file into their commit (ours would then find nothing to commit).
-            new = [p for p in paths if self.head_blob(p) is None]
-            if new:
-                self.git("add", "--intent-to-add", "--", *new)
-            self._commit(message, paths, author_date)
-            sha = self.head_sha()
-            if sha == before:
+            sha, index_current = self.commit_written(
+                [c.path for c in changes], message, author_date
+            )
+            if sha is None:
                 raise VaultError(
                     "git reported success but made no commit", hint="run `vault-tool doctor`"
                 )
@@ -294,7 +285,9 @@ class Store(Repository):
             self._roll_back(staged, entries)
             journal.unlink(missing_ok=True)
             raise
-        journal.unlink(missing_ok=True)
+        if index_current:
+            journal.unlink(missing_ok=True)
+        # else the journal stays: the next open brings git's index up to the commit (repair).
         return sha
 
     def commit_paths(
@@ -376,6 +369,9 @@ class Store(Repository):
                 if sha:
                     made.append(sha)
                     log.warning("repaired an interrupted write: %s (%s)", what, sha[:10])
+            # A write killed between its commit and its update of git's index leaves the
+            # index behind HEAD for its paths (`git status` would show them as changes).
+            self.git("reset", "--quiet", "--", *[entry["path"] for entry in record["entries"]])
             journal.unlink(missing_ok=True)
         return made
 

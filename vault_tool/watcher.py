@@ -211,6 +211,7 @@ class Watcher:
             for path in due:
                 del self._pending[path]
         try:
+            due = [path for path in due if not self.vault.intake.settled(path)]
             if due:
                 self.vault.sync_paths(due)
             if rescan:

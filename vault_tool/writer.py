@@ -110,7 +110,8 @@ class Writer:
             subject = f"Create {len(new)} memories"
         message = commit_message(subject, [m.id for m, _ in new], client)
         sha = self.store.apply(changes, message)
-        self.index_written([(m, p, c.data) for (m, p), c in zip(new, changes, strict=True)], sha)
+        written = [(m, p, c.data) for (m, p), c in zip(new, changes, strict=True)]
+        self.index_written(written, sha, new_paths=True)
         return sha
 
     def update(
@@ -215,11 +216,16 @@ class Writer:
             path = f"{folder}/{stem}-{memory.id[-6:].lower()}.md"
         return path
 
-    def index_written(self, written: list[tuple[Memory, str, bytes]], sha: str) -> None:
+    def index_written(
+        self, written: list[tuple[Memory, str, bytes]], sha: str, *, new_paths: bool = False
+    ) -> None:
+        """Index files just committed. new_paths: none of them is in the index yet
+        (path_for checked, under the write lock), so no old document is looked up."""
         with self.index.writer() as writer:
+            put = writer.add_document if new_paths else writer.update_document
             for memory, path, data in written:
                 stat = (self.root / path).stat()
-                writer.update_document(
+                put(
                     **index_module.document(
                         memory,
                         path=path,

@@ -274,6 +274,33 @@ def test_open_commits_a_write_that_was_renamed_but_not_committed(vault_path: Pat
         assert vault.read(memory_id)["version_id"] == git(vault_path, "rev-parse", "HEAD")
 
 
+def test_open_brings_gits_index_up_to_a_write_killed_after_its_commit(vault_path: Path):
+    # The commit landed (HEAD has the file) but git's index was never told: killed
+    # between `git update-ref` and `git update-index`.
+    memory_id, data = _memory_bytes("Committed before the crash")
+    relpath = "decision/2026-11/committed-before-the-crash.md"
+    (vault_path / "decision" / "2026-11").mkdir(parents=True)
+    (vault_path / relpath).write_bytes(data)
+    blob = git(vault_path, "hash-object", "-w", relpath)
+    git(vault_path, "update-index", "--add", "--cacheinfo", f"100644,{blob},{relpath}")
+    tree = git(vault_path, "write-tree")
+    git(vault_path, "rm", "-q", "--cached", relpath)
+    message = commit_message("Create decision: Committed before the crash", [memory_id], "x")
+    commit = git(vault_path, "commit-tree", tree, "-p", "HEAD", "-m", message)
+    git(vault_path, "update-ref", "HEAD", commit)
+    assert git(vault_path, "status", "--porcelain") != ""
+    _journal(
+        vault_path,
+        message,
+        [{"path": relpath, "tmp": relpath + ".unused", "blob": blob, "title": "x"}],
+    )
+
+    Store.open(vault_path).close()
+
+    assert git(vault_path, "rev-parse", "HEAD") == commit
+    assert git(vault_path, "status", "--porcelain") == ""
+
+
 def test_open_commits_an_interrupted_delete(vault_path: Path):
     with Vault.open(vault_path, client="pytest") as vault:
         created = vault.remember(create_args())

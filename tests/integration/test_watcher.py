@@ -223,3 +223,17 @@ def test_when_the_leader_dies_another_process_takes_over_watching(vault, vault_p
     finally:
         leader.kill()
         leader.wait(5)
+
+
+def test_the_tools_own_writes_are_settled_so_the_watcher_skips_them(vault: Vault):
+    written = vault.remember(create_args())
+    assert vault.intake.settled(written["path"])
+
+    file = vault.root / written["path"]
+    file.write_text(file.read_text() + "\nA hand edit.\n")
+    assert not vault.intake.settled(written["path"])
+    assert not vault.intake.settled("decision/none-such.md")
+    fifo = vault.root / "notes" / "pipe.md"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    assert not vault.intake.settled("notes/pipe.md")  # and did not block reading it

@@ -1,0 +1,184 @@
+"""A tool write's commit, made with git's plumbing: the same commit `git commit -- <paths>`
+would make, on real git repositories."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import create_args, git
+from vault_tool.engine import Vault
+from vault_tool.errors import VaultUnavailable
+from vault_tool.store import Store
+from vault_tool.trees import edit_tree
+
+NAMES = [
+    "a.md",
+    "a-b.md",
+    "a/x.md",
+    "a/y/z.md",
+    "ab/c.md",
+    "b c/ü é.md",
+    "notes/2026-11/deep.md",
+]
+
+
+def _read_tree(repo: Path):
+    def read(binsha: bytes) -> bytes:
+        return subprocess.run(
+            ["git", "cat-file", "tree", binsha.hex()], cwd=repo, capture_output=True, check=True
+        ).stdout
+
+    return read
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"a.md": "new", "a/q.md": "new", "new/folder/n.md": "new"},
+        {"a/y/z.md": None},  # the folder a/y becomes empty and disappears
+        {"a/x.md": None, "a/y/z.md": None, "a.md": "new"},  # so does a
+        {"b c/ü é.md": "new", "a-b.md": None, "a.b.md": "new"},
+    ],
+)
+def test_new_trees_are_the_ones_git_builds_from_its_index(tmp_path: Path, changes: dict):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for name in NAMES:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(f"{name}\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    new_blob = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=repo,
+            input=b"changed\n",
+            capture_output=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    for path, blob in changes.items():
+        if blob is None:
+            git(repo, "rm", "-q", "--cached", "--", path)
+        else:
+            git(repo, "update-index", "--add", "--cacheinfo", f"100644,{new_blob},{path}")
+    expected = git(repo, "write-tree")
+
+    root = bytes.fromhex(git(repo, "rev-parse", "HEAD^{tree}"))
+    wanted = {path: (new_blob if blob else None) for path, blob in changes.items()}
+    new_root, trees = edit_tree(_read_tree(repo), root, wanted)
+
+    assert new_root is not None and new_root.hex() == expected
+    # Every tree git built that HEAD did not have is among ours (children first).
+    listed = git(repo, "ls-tree", "-r", "-t", expected).splitlines()
+    assert len(trees) == 1 + sum(
+        1
+        for line in listed
+        if line.split()[1] == "tree"
+        and any(p.startswith(line.split("\t")[1] + "/") for p in changes)
+    )
+
+
+def test_a_tool_write_commits_only_its_file_and_leaves_a_clean_status(vault: Vault):
+    root = vault.root
+    # The person has their own work staged and unstaged; neither may enter our commit.
+    (root / "mine.txt").write_text("staged work\n")
+    git(root, "add", "mine.txt")
+    (root / ".gitignore").write_text((root / ".gitignore").read_text() + "extra\n")
+
+    result = vault.remember(create_args())
+
+    assert git(root, "show", "--format=", "--name-only", "HEAD") == result["path"]
+    assert git(root, "log", "-1", "--format=%s%n%n%b") == (
+        "Create decision: Ana owns the billing service\n\n"
+        f"Memory-Id: {result['memory_id']}\nClient: pytest"
+    )
+    assert git(root, "reflog", "-1", "--format=%gs") == (
+        "commit: Create decision: Ana owns the billing service"
+    )
+    assert git(root, "diff", "--cached", "--name-only") == "mine.txt"
+    assert git(root, "diff", "--name-only") == ".gitignore"
+    assert git(root, "fsck", "--no-progress", "--no-dangling") == ""
+
+
+def test_a_delete_removes_the_file_and_folders_left_empty(vault: Vault):
+    created = vault.remember(create_args())
+    folder = created["path"].split("/")[0]
+    vault.remember(
+        {
+            "mode": "delete",
+            "memory_id": created["memory_id"],
+            "expected_version_id": created["version_id"],
+        }
+    )
+    listed = git(vault.root, "ls-tree", "--name-only", "HEAD").splitlines()
+    assert folder not in listed
+    assert git(vault.root, "status", "--porcelain") == ""
+
+
+def test_a_vault_with_a_commit_hook_commits_through_git_commit(vault_path: Path):
+    marker = vault_path.parent / "post-commit.ran"
+    hook = vault_path / ".git" / "hooks" / "post-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f'#!/bin/sh\necho ran >> "{marker}"\n')
+    hook.chmod(0o755)
+    with Vault.open(vault_path) as vault:
+        vault.remember(create_args())
+    assert marker.read_text() == "ran\n"
+    assert git(vault_path, "status", "--porcelain") == ""
+
+
+def test_commit_gpgsign_makes_tool_writes_signed(vault_path: Path, tmp_path: Path):
+    # A stand-in for gpg that answers the way git expects from a successful signing.
+    fake_gpg = tmp_path / "fake-gpg"
+    fake_gpg.write_text(
+        "#!/bin/sh\ncat > /dev/null\n"
+        'echo "[GNUPG:] BEGIN_SIGNING" >&2\necho "[GNUPG:] SIG_CREATED D 1 8 00 1 X" >&2\n'
+        "printf -- '-----BEGIN PGP SIGNATURE-----\\n\\nfake\\n-----END PGP SIGNATURE-----\\n'\n"
+    )
+    fake_gpg.chmod(0o755)
+    git(vault_path, "config", "gpg.program", str(fake_gpg))
+    git(vault_path, "config", "commit.gpgsign", "true")
+    with Vault.open(vault_path) as vault:
+        vault.remember(create_args())
+    assert "gpgsig -----BEGIN PGP SIGNATURE-----" in git(vault_path, "cat-file", "commit", "HEAD")
+
+
+def test_a_persons_commit_between_our_trees_and_head_update_is_kept(vault: Vault):
+    root = vault.root
+    store = vault.store
+    write_trees = store._write_trees
+
+    def person_commits_meanwhile(trees):
+        if not (root / "theirs.txt").exists():
+            (root / "theirs.txt").write_text("theirs\n")
+            git(root, "add", "theirs.txt")
+            git(root, "commit", "-q", "-m", "Their own commit")
+        write_trees(trees)
+
+    store._write_trees = person_commits_meanwhile
+    result = vault.remember(create_args())
+
+    assert git(root, "log", "--format=%s", "-2").splitlines() == [
+        "Create decision: Ana owns the billing service",
+        "Their own commit",
+    ]
+    assert git(root, "show", "HEAD:theirs.txt") == "theirs"
+    assert result["version_id"] == git(root, "rev-parse", "HEAD")
+    assert git(root, "status", "--porcelain") == ""
+
+
+def test_a_sha256_repository_is_refused_with_the_way_out(tmp_path: Path):
+    path = tmp_path / "vault"
+    path.mkdir()
+    git(path, "init", "-q", "--object-format=sha256")
+    with pytest.raises(VaultUnavailable) as caught:
+        Store.init(path)
+    assert "sha256" in caught.value.message
+    assert "--object-format=sha1" in caught.value.hint
+    assert not (path / ".vault").exists()
