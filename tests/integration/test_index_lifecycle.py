@@ -90,3 +90,12 @@ def test_a_torn_ledger_line_costs_only_the_torn_record(vault):
     vault.search({"query": "after the crash"})
     queries = [r["query"] for r in vault.ledger.records("search")]
     assert queries == ["billing", "after the crash"]
+
+
+def test_writes_without_a_leader_never_pile_up_more_than_max_segments(vault: Vault):
+    from vault_tool.index import MAX_SEGMENTS
+
+    for n in range(MAX_SEGMENTS + 3):
+        vault.remember(create_args(f"Segment test {n}", body=f"Number {n} of the pile."))
+        assert vault.index.segment_count() <= MAX_SEGMENTS
+    assert vault.search({"query": "Segment test 14"})["selected_hits"]
