@@ -235,3 +235,125 @@ def test_each_query_search_appends_one_ledger_record_and_results_never_carry_its
         }
     ]
     assert record["id"] not in repr(result)
+
+
+def test_a_chain_of_replacements_puts_the_current_end_above_every_older_link(vault):
+    oldest = vault.remember(
+        create_args("Staging runs in eu-west-1", body="Staging region is eu-west-1. " * 5)
+    )
+    # Neither replacement shares a word with the query: only the chain leads to them.
+    middle = vault.remember(
+        create_args(
+            "Moved to Frankfurt", body="Now in Frankfurt.", supersedes=[oldest["memory_id"]]
+        )
+    )
+    newest = vault.remember(
+        create_args("Moved again", body="Now in Ohio.", supersedes=[middle["memory_id"]])
+    )
+    found = vault.search({"query": "staging region eu-west-1", "top_k": 5})
+    assert ids_of(found) == [newest["memory_id"], middle["memory_id"], oldest["memory_id"]]
+    by_id = {h["memory_id"]: h for h in found["selected_hits"]}
+    assert by_id[middle["memory_id"]]["superseded_by"] == [newest["memory_id"]]
+    assert "superseded_by" not in by_id[newest["memory_id"]]
+
+
+def test_a_superseded_hit_never_ranks_above_its_live_replacement(vault):
+    first = vault.remember(create_args("Wombat count is 3", body="Wombat census. " * 8))
+    second = vault.remember(
+        create_args(
+            "Wombat count is 4", body="Wombat census. " * 6, supersedes=[first["memory_id"]]
+        )
+    )
+    vault.remember(
+        create_args("Count is 5", body="Census redone.", supersedes=[second["memory_id"]])
+    )
+    hits = vault.search({"query": "wombat census", "top_k": 5})["selected_hits"]
+    rank = {h["memory_id"]: n for n, h in enumerate(hits)}
+    for hit in hits:
+        for newer in hit.get("superseded_by", []):
+            assert rank[newer] < rank[hit["memory_id"]]
+
+
+def test_feedback_counts_only_for_queries_like_the_judged_one(vault):
+    judged = vault.remember(
+        create_args("Wombat burrow notes", body="Wombats dig burrows. Koalas sleep all day.")
+    )
+    vault.remember(create_args("Wombat burrow facts", body="Wombats dig burrows."))
+    found = vault.search({"query": "koalas sleep"})
+    assert ids_of(found) == [judged["memory_id"]]
+    handle = next(vault.ledger.records("search"))["id"]
+    vault.feedback(handle, helpful=[judged["memory_id"]], unhelpful=[])
+    # An unrelated query: the judgement says nothing about it.
+    hits = vault.search({"query": "wombat burrows"}, explain=True)["selected_hits"]
+    assert all("feedback" not in h["score_parts"] for h in hits)
+    # The judged query and one close to it are lifted.
+    for query in ("koalas sleep", "do koalas sleep all day"):
+        again = vault.search({"query": query}, explain=True)["selected_hits"]
+        assert again[0]["score_parts"]["feedback"] > 0
+
+
+def remember_owner(vault, who: str, since: str, until: str | None, body: str) -> str:
+    fact = {"subject": who, "predicate": "owns", "object": "billing service", "valid_from": since}
+    if until:
+        fact["valid_until"] = until
+    person = {"n": who, "kind": "person", "is": "an engineer"}
+    made = remember_with(vault, f"{who} owns the billing service", body, [person, BILLING], [fact])
+    return made["memory_id"]
+
+
+@pytest.fixture
+def owners(vault):
+    """Three successive owners of the billing service; the middle one's memory is the wordiest
+    (so the weakest text match)."""
+    return {
+        "ana": remember_owner(vault, "Ana", "2024-01-01", "2024-06-30", "Ana took it over."),
+        "bo": remember_owner(
+            vault, "Bo", "2024-07-01", "2025-02-28", "Bo took it over. " + "Pager rota. " * 20
+        ),
+        "cy": remember_owner(vault, "Cy", "2025-03-01", None, "Cy took it over."),
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "who"),
+    [
+        ("who owned the billing service on 2024-09-15", "bo"),
+        ("who owned the billing service in 2024-12", "bo"),
+        ("who owned the billing service on 2024-02-29", "ana"),
+        ("who owns the billing service on 2026-01-10", "cy"),
+    ],
+)
+def test_a_date_in_the_query_lifts_the_memory_whose_fact_holds_then(vault, owners, query, who):
+    hits = vault.search({"query": query, "top_k": 3}, explain=True)["selected_hits"]
+    assert hits[0]["memory_id"] == owners[who]
+    assert hits[0]["score_parts"]["valid_time"] > 0
+    assert all("valid_time" not in h["score_parts"] for h in hits[1:])
+
+
+def test_without_a_date_or_a_fact_about_the_query_there_is_no_valid_time_boost(vault, owners):
+    undated = vault.search({"query": "who owned the billing service"}, explain=True)
+    assert all("valid_time" not in h["score_parts"] for h in undated["selected_hits"])
+    # The ownership facts hold on that day, but the query asks about something else.
+    elsewhere = vault.search({"query": "pager rota on 2024-09-15"}, explain=True)
+    assert all("valid_time" not in h["score_parts"] for h in elsewhere["selected_hits"])
+
+
+def test_words_too_common_to_search_by_still_order_the_best_candidates(vault, monkeypatch):
+    from vault_tool import ranking
+
+    # As in a large vault: "service" is in most memories, so it is not matched everywhere.
+    monkeypatch.setattr(ranking, "COMMON_SHARE", 0.5)
+    monkeypatch.setattr(ranking, "COMMON_MINIMUM", 0)
+    team = {"n": "platform team", "kind": "team", "is": "the team that runs the platform"}
+
+    def note(title: str, body: str, thing: str) -> str:
+        entity = {"n": thing, "kind": "service", "is": f"the {thing}"}
+        fact = {"subject": "platform team", "predicate": "runs", "object": thing}
+        return remember_with(vault, title, body, [team, entity], [fact])["memory_id"]
+
+    for n, name in enumerate(["search service", "audit service", "geo service", "mail service"]):
+        note(f"Notes {n} on the {name}", f"The {name} restarts at night.", name)
+    worker = note("Billing worker", "The billing worker retries.", "billing worker")
+    story = "The billing service issues invoices, each a long story."
+    service = note("Billing service", story, "billing service")
+    assert ids_of(vault.search({"query": "billing service", "top_k": 2})) == [service, worker]

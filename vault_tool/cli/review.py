@@ -49,7 +49,8 @@ def feedback(
     """Mark which results of a logged search (HANDLE from `vault-tool ledger`) helped.
 
     Ranking learns from it: a judged memory moves up (or down) by at most a quarter of the
-    best text score, most for queries like the judged one. `search --explain` shows it.
+    best text score, for queries sharing words with the judged one (most for a rewording of
+    it; not at all for unrelated ones). `search --explain` shows it.
     """
     with open_vault(vault_path, catch_up=False) as vault:
         result = vault.feedback(handle, list(helpful), list(unhelpful))
