@@ -289,15 +289,15 @@ class Intake:
         versions = {**self._versions_of(present), **committed}
         head = self.store.head_sha()
         with self.index.writer() as writer:
+            self.index.forget(writer, list(ready))
             for path, checked in ready.items():
                 memory, data, stat = checked.memory, checked.data, checked.stat
                 if memory is None or data is None or stat is None:
-                    writer.delete_by_term("path", path)
                     report.removed.append(path)
                     continue
                 # The blob and stat of the bytes that were parsed, not of the file now: if
                 # it changed since, catch-up and the next event see that and read it again.
-                writer.update_document(**index_module.document(
+                writer.add_document(**index_module.document(
                     memory, path=path, memory_id=checked.memory_id,
                     version_id=versions.get(path, head), blob=blob_sha(data),
                     mtime_ns=stat.st_mtime_ns, size=stat.st_size,

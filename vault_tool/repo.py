@@ -264,9 +264,9 @@ class Repository:
         Returns the commit's sha (None if nothing changed) and whether git's index is up
         to date with it (not when a person's git held the index too long; see repair).
         """
-        if self._plumbing_allowed():
+        if self.plumbing_allowed():
             try:
-                return self._commit_trees(paths, message, author_date)
+                return self.commit_trees(paths, message, author_date)
             except NotATree:
                 pass  # a path runs through a file in HEAD: `git commit` sorts that out
         # `git commit -- <paths>` stages what it commits, but only for paths git already
@@ -280,8 +280,12 @@ class Repository:
         after = self._head_or_none()
         return (after if after != before else None), True
 
-    def _commit_trees(
-        self, paths: list[str], message: str, author_date: str | None
+    def commit_trees(
+        self,
+        paths: list[str],
+        message: str,
+        author_date: str | None,
+        snapshot: dict[str, bytes | None] | None = None,
     ) -> tuple[str | None, bool]:
         """The commit `git commit -- <paths>` would make, without reading the whole index.
 
@@ -289,10 +293,19 @@ class Repository:
         come from trees.py. HEAD moves by compare-and-swap: a person's commit in between is
         never overwritten, this one is rebuilt on top of it. git's index is updated last,
         so a person's git holding it is waited out first, as `git commit` would have to.
+        With a snapshot (path -> bytes, None for gone), those bytes are committed whatever
+        the files hold by now. Raises NotATree when plumbing cannot make this commit.
         """
         self._wait_for_index()
-        present = [p for p in paths if (self.root / p).is_file()]
-        blobs = self.git("hash-object", "-w", "--", *present).split("\n") if present else []
+        if snapshot is None:
+            present = [p for p in paths if (self.root / p).is_file()]
+            blobs = self.git("hash-object", "-w", "--", *present).split("\n") if present else []
+        else:
+            present = [p for p in paths if snapshot.get(p) is not None]
+            blobs = [
+                self.git("hash-object", "-w", "--stdin", f"--path={p}", stdin=snapshot[p])
+                for p in present
+            ]
         changes: dict[str, str | None] = dict.fromkeys(paths)
         changes.update(zip(present, blobs, strict=True))
         subject, _, rest = message.partition("\n\n")
@@ -326,7 +339,10 @@ class Repository:
             with contextlib.suppress(VaultError):  # packing is housekeeping, never a failure
                 self.git("gc", "--auto", "--quiet")
         try:
-            self.git("update-index", "--add", "--remove", "--", *paths)
+            if snapshot is None:
+                self.git("update-index", "--add", "--remove", "--", *paths)
+            else:  # the snapshot's blobs, not what the files hold by now
+                self.git("update-index", "-z", "--index-info", stdin=_index_info(changes))
         except VaultError as problem:
             # The commit has landed; only git's index (what `git status` compares) lags.
             log.warning("committed %s, but git's index is behind: %s", sha[:10], problem)
@@ -360,7 +376,7 @@ class Repository:
                 hint="run `vault-tool doctor`; nothing was committed",
             )
 
-    def _plumbing_allowed(self) -> bool:
+    def plumbing_allowed(self) -> bool:
         """Whether a write may skip `git commit`: only when git would run no commit hook."""
         hooks = Path(os.path.expanduser(self._setting("core.hookspath", ".git/hooks")))
         folder = hooks if hooks.is_absolute() else self.root / hooks
@@ -451,6 +467,14 @@ class Repository:
             lock.unlink(missing_ok=True)
             shown = lock.resolve().relative_to(git_dir.parent).as_posix()
             log.warning("removed a stale %s left by a git that was killed", shown)
+
+
+def _index_info(changes: dict[str, str | None]) -> bytes:
+    """`git update-index -z --index-info` lines: each path at its blob, or removed (mode 0)."""
+    return b"".join(
+        (f"100644 {blob}" if blob else "0 " + "0" * 40).encode() + b"\t" + path.encode() + b"\0"
+        for path, blob in changes.items()
+    )
 
 
 def _held_too_long(lock: str) -> VaultBusy:

@@ -30,6 +30,7 @@ from vault_tool.repo import (
     clear_git_environment,
     open_repo,
 )
+from vault_tool.trees import NotATree
 
 log = logging.getLogger(__name__)
 
@@ -296,8 +297,8 @@ class Store(Repository):
         """Commit files already on disk (hand edits); the sha, or None if nothing changed.
 
         With a snapshot (path -> the bytes the caller checked, None for gone), exactly those
-        bytes are committed even if a person saves the file again meanwhile: git reads
-        them from a scratch work tree instead of the vault.
+        bytes are committed even if a person saves the file again meanwhile (through
+        `git commit`, git reads them from a scratch work tree instead of the vault).
         """
         files = snapshot if snapshot is not None else {p: self.read_bytes(p) for p in paths}
         changed = [p for p in paths if _blob_or_none(files.get(p)) != self.head_blob(p)]
@@ -308,6 +309,11 @@ class Store(Repository):
             self.git("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *gone)
         if not changed:
             return None
+        if self.plumbing_allowed():
+            try:
+                return self.commit_trees(changed, message, None, snapshot)[0]
+            except NotATree:
+                pass  # a path runs through a file in HEAD: `git commit` sorts that out
         before = self._head_or_none()
         with self._work_tree(files if snapshot is not None else None) as tree:
             new = [p for p in changed if files.get(p) is not None and self.head_blob(p) is None]

@@ -152,7 +152,7 @@ class Writer:
         message = commit_message(f"Delete {doc.memory_type}: {doc.title}", [doc.memory_id], client)
         sha = self.store.apply([Change(doc.path, None, doc.title)], message)
         with self.index.writer() as writer:
-            writer.delete_by_term("path", doc.path)
+            self.index.forget(writer, [doc.path])
         return write_result("delete", "deleted", doc.memory_id, sha, doc.path, [])
 
     def current(self, memory_id: str, expected: str) -> tuple[Indexed, bytes, str]:
@@ -222,10 +222,11 @@ class Writer:
         """Index files just committed. new_paths: none of them is in the index yet
         (path_for checked, under the write lock), so no old document is looked up."""
         with self.index.writer() as writer:
-            put = writer.add_document if new_paths else writer.update_document
+            if not new_paths:
+                self.index.forget(writer, [path for _, path, _ in written])
             for memory, path, data in written:
                 stat = (self.root / path).stat()
-                put(
+                writer.add_document(
                     **index_module.document(
                         memory,
                         path=path,
@@ -282,8 +283,7 @@ class Writer:
             self.index_written(written, result.version_id)
             if removed:
                 with self.index.writer() as writer:
-                    for path in removed:
-                        writer.delete_by_term("path", path)
+                    self.index.forget(writer, removed)
             return result
 
 

@@ -99,3 +99,34 @@ def test_writes_without_a_leader_never_pile_up_more_than_max_segments(vault: Vau
         vault.remember(create_args(f"Segment test {n}", body=f"Number {n} of the pile."))
         assert vault.index.segment_count() <= MAX_SEGMENTS
     assert vault.search({"query": "Segment test 14"})["selected_hits"]
+
+
+def test_updates_and_deletes_in_older_segments_never_show_old_versions(vault: Vault):
+    # Each write adds a segment and deletes in an older one; the searcher keeps the
+    # readers of older segments, which must see every new deletion at once.
+    made = [
+        vault.remember(create_args(f"Layered memory {n}", body="Version zero.")) for n in range(3)
+    ]
+    for version in (1, 2):
+        for item in made:
+            read = vault.read(item["memory_id"])
+            vault.remember({
+                "mode": "update", "memory_id": item["memory_id"],
+                "expected_version_id": read["version_id"],
+                "content_md": read["content_md"].replace(
+                    f"Version {'zero' if version == 1 else 'one'}.",
+                    f"Version {'one' if version == 1 else 'two'}.",
+                ),
+                "semantic_delta": read["semantic_delta"],
+            })  # fmt: skip
+            assert len(vault.index.find("memory_id", item["memory_id"])) == 1
+            assert vault.index.count() == 3
+    hits = vault.search({"query": "layered memory version", "top_k": 10})["selected_hits"]
+    assert len(hits) == 3
+    assert all("Version two." in h["content_md"] for h in hits)
+    vault.remember({
+        "mode": "delete", "memory_id": made[0]["memory_id"],
+        "expected_version_id": vault.read(made[0]["memory_id"])["version_id"],
+    })  # fmt: skip
+    assert vault.index.count() == 2
+    assert vault.index.find("memory_id", made[0]["memory_id"]) == []

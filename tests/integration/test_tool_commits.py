@@ -182,3 +182,25 @@ def test_a_sha256_repository_is_refused_with_the_way_out(tmp_path: Path):
     assert "sha256" in caught.value.message
     assert "--object-format=sha1" in caught.value.hint
     assert not (path / ".vault").exists()
+
+
+def test_a_hand_edit_commits_the_checked_bytes_even_if_the_file_changed_since(
+    vault_path: Path,
+):
+    note = vault_path / "notes" / "n.md"
+    note.parent.mkdir()
+    checked = b"# A checked note\n\nAll there.\n"
+    note.write_bytes(b"# A checked note\n\nStill typ")  # saved again after the check
+    store = Store.open(vault_path)
+    try:
+        sha = store.commit_paths(
+            ["notes/n.md", "notes/gone.md"], "Hand edit: A checked note",
+            snapshot={"notes/n.md": checked, "notes/gone.md": None},
+        )  # fmt: skip
+    finally:
+        store.close()
+    assert sha == git(vault_path, "rev-parse", "HEAD")
+    assert git(vault_path, "show", "HEAD:notes/n.md") == checked.decode().strip()
+    # git's index holds the checked bytes too: the later save shows as a plain edit.
+    assert git(vault_path, "diff", "--cached", "--name-only") == ""
+    assert git(vault_path, "status", "--porcelain") == "M notes/n.md"
