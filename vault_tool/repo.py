@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import re
@@ -77,10 +78,12 @@ def commit_message(subject: str, memory_ids: list[str], client: str) -> str:
 class Repository:
     """One vault's git repository; one per process (its git helper processes close with it)."""
 
-    def __init__(self, root: Path, repo: Any, lock_timeout: float) -> None:
+    def __init__(self, root: Path, repo: Any, lock_timeout: float, pending_dir: Path) -> None:
         self.root = root
         self.repo = repo
         self.lock_timeout = lock_timeout
+        # Paths committed whose entries in git's index are not updated yet (see commit_trees).
+        self.pending_dir = pending_dir
         # GitPython's persistent `git cat-file` helper is not thread-safe: threads take turns.
         self._repo_mutex = threading.RLock()
         self._settings: dict[str, str] | None = None
@@ -208,7 +211,13 @@ class Repository:
         except VaultError:
             return False
 
-    def git(self, *args: str, stdin: bytes | None = None, retry_moved_head: bool = True) -> str:
+    def git(
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        env: dict[str, str] | None = None,
+        retry_moved_head: bool = True,
+    ) -> str:
         """Run git in the vault, waiting out the user's own git locks with backoff.
 
         A lock (index.lock, HEAD.lock, refs/heads/<branch>.lock) still there after
@@ -225,12 +234,14 @@ class Repository:
         while True:
             try:
                 if stdin is None:
-                    return self.repo.git.execute(["git", *args], strip_newline_in_stdout=True)
+                    return self.repo.git.execute(
+                        ["git", *args], env=env, strip_newline_in_stdout=True
+                    )
                 with tempfile.TemporaryFile() as source:
                     source.write(stdin)
                     source.seek(0)
                     return self.repo.git.execute(
-                        ["git", *args], istream=source, strip_newline_in_stdout=True
+                        ["git", *args], istream=source, env=env, strip_newline_in_stdout=True
                     )
             except git.GitCommandError as problem:
                 stderr = str(problem.stderr or "")
@@ -255,14 +266,11 @@ class Repository:
                     hint="run `vault-tool doctor`; nothing was changed",
                 ) from None
 
-    def commit_written(
-        self, paths: list[str], message: str, author_date: str | None
-    ) -> tuple[str | None, bool]:
+    def commit_written(self, paths: list[str], message: str, author_date: str | None) -> str | None:
         """Commit exactly these paths as they are on disk (a missing one as removed).
 
         Nothing else is committed: neither what a person staged nor their other edits.
-        Returns the commit's sha (None if nothing changed) and whether git's index is up
-        to date with it (not when a person's git held the index too long; see repair).
+        Returns the commit's sha, None if nothing changed.
         """
         if self.plumbing_allowed():
             try:
@@ -278,7 +286,7 @@ class Repository:
         before = self._head_or_none()
         self._commit(message, paths, author_date)
         after = self._head_or_none()
-        return (after if after != before else None), True
+        return after if after != before else None
 
     def commit_trees(
         self,
@@ -286,17 +294,18 @@ class Repository:
         message: str,
         author_date: str | None,
         snapshot: dict[str, bytes | None] | None = None,
-    ) -> tuple[str | None, bool]:
+    ) -> str | None:
         """The commit `git commit -- <paths>` would make, without reading the whole index.
 
         git writes every object (so core.fsync and its object checks apply); the new trees
-        come from trees.py. HEAD moves by compare-and-swap: a person's commit in between is
-        never overwritten, this one is rebuilt on top of it. git's index is updated last,
-        so a person's git holding it is waited out first, as `git commit` would have to.
-        With a snapshot (path -> bytes, None for gone), those bytes are committed whatever
-        the files hold by now. Raises NotATree when plumbing cannot make this commit.
+        come from trees.py. Like `git commit`, it holds git's index lock from before HEAD
+        moves until the index has these paths: a person's `git commit` meanwhile would
+        otherwise be built from an index that still has the old files, and revert them.
+        HEAD moves by compare-and-swap, so a ref update from elsewhere is never overwritten;
+        the commit is rebuilt on top of it. With a snapshot (path -> bytes, None for gone),
+        those bytes are committed whatever the files hold by now. Raises NotATree when
+        plumbing cannot make this commit.
         """
-        self._wait_for_index()
         if snapshot is None:
             present = [p for p in paths if (self.root / p).is_file()]
             blobs = self.git("hash-object", "-w", "--", *present).split("\n") if present else []
@@ -308,6 +317,55 @@ class Repository:
             ]
         changes: dict[str, str | None] = dict.fromkeys(paths)
         changes.update(zip(present, blobs, strict=True))
+        # Until git's index has the paths, a note names them: if this process dies after
+        # HEAD moved and before the index is replaced, the next open resets them to HEAD
+        # (bring_index_up).
+        note = self._note_pending(paths)
+        moved = index_current = False
+        try:
+            with self._index_locked() as staged_index:
+                sha = self._move_head(changes, message, author_date)
+                if sha is None:
+                    return None
+                moved = True
+                staged = self._stage(staged_index, paths, changes, snapshot, sha)
+            index_current = staged  # (only now: the staged copy has replaced the index)
+        finally:
+            if not moved or index_current:
+                note.unlink(missing_ok=True)
+        self._commits_since_gc += 1
+        if self._commits_since_gc >= AUTO_GC_EVERY:
+            self._commits_since_gc = 0
+            with contextlib.suppress(VaultError):  # packing is housekeeping, never a failure
+                self.git("gc", "--auto", "--quiet")
+        return sha
+
+    def _stage(
+        self,
+        staged_index: Path,
+        paths: list[str],
+        changes: dict[str, str | None],
+        snapshot: dict[str, bytes | None] | None,
+        sha: str,
+    ) -> bool:
+        """Put the committed paths into the locked copy of git's index; False if git failed
+        (the commit has landed, only the index, what `git status` compares, lags)."""
+        env = {"GIT_INDEX_FILE": str(staged_index)}
+        try:
+            if snapshot is None:
+                self.git("update-index", "--add", "--remove", "--", *paths, env=env)
+            else:  # the snapshot's blobs, not what the files hold by now
+                info = _index_info(changes)
+                self.git("update-index", "-z", "--index-info", stdin=info, env=env)
+        except VaultError as problem:
+            log.warning("committed %s; git's index is behind until reopened: %s", sha[:10], problem)
+            return False
+        return True
+
+    def _move_head(
+        self, changes: dict[str, str | None], message: str, author_date: str | None
+    ) -> str | None:
+        """Make the commit of changes on HEAD and move HEAD to it; None if nothing changed."""
         subject, _, rest = message.partition("\n\n")
         for attempt in range(HEAD_RACE_ATTEMPTS):
             parent = self.head_sha()
@@ -315,7 +373,7 @@ class Repository:
                 old_root = self.repo.commit(parent).tree.binsha
                 root, trees = edit_tree(self._read_object, old_root, changes)
             if root == old_root:
-                return None, True
+                return None
             self._write_trees(trees)
             args = ["commit-tree", (root or tree_sha({})).hex(), "-p", parent, "-m", subject]
             if rest.strip():
@@ -329,39 +387,72 @@ class Repository:
                     "update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent,
                     retry_moved_head=False,
                 )  # fmt: skip
-                break
+                return sha
             except VaultError:
                 if self._head_or_none() == parent or attempt == HEAD_RACE_ATTEMPTS - 1:
                     raise
-        self._commits_since_gc += 1
-        if self._commits_since_gc >= AUTO_GC_EVERY:
-            self._commits_since_gc = 0
-            with contextlib.suppress(VaultError):  # packing is housekeeping, never a failure
-                self.git("gc", "--auto", "--quiet")
-        try:
-            if snapshot is None:
-                self.git("update-index", "--add", "--remove", "--", *paths)
-            else:  # the snapshot's blobs, not what the files hold by now
-                self.git("update-index", "-z", "--index-info", stdin=_index_info(changes))
-        except VaultError as problem:
-            # The commit has landed; only git's index (what `git status` compares) lags.
-            log.warning("committed %s, but git's index is behind: %s", sha[:10], problem)
-            return sha, False
-        return sha, True
+        raise AssertionError("unreachable")
 
-    def _wait_for_index(self) -> None:
-        lock = Path(self.repo.git_dir) / "index.lock"
+    @contextlib.contextmanager
+    def _index_locked(self) -> Iterator[Path]:
+        """git's index lock, taken and released the way git itself does.
+
+        `.git/index.lock` is created exclusively (waiting out a person's git, with the
+        stale-lock rule of git()) and filled with a copy of the index; commands given it
+        as GIT_INDEX_FILE update that copy, which then replaces the index (git's lockfile
+        protocol). On an error the lock is removed and the index stays as it was.
+        """
+        git_dir = Path(self.repo.git_dir)
+        lock, index = git_dir / "index.lock", git_dir / "index"
         deadline = time.monotonic() + self.lock_timeout
         stale_check = time.monotonic() + STALE_LOCK_SECONDS
         delay = 0.01
-        while lock.exists():
-            if time.monotonic() >= deadline:
-                raise _held_too_long(str(lock))
-            if time.monotonic() >= stale_check:
-                self._remove_stale_lock(lock)
-                stale_check = time.monotonic() + STALE_LOCK_SECONDS
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
+        while True:
+            try:
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                if time.monotonic() >= deadline:
+                    raise _held_too_long(str(lock)) from None
+                if time.monotonic() >= stale_check:
+                    self._remove_stale_lock(lock)
+                    stale_check = time.monotonic() + STALE_LOCK_SECONDS
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+        try:
+            with os.fdopen(fd, "wb") as copy:
+                if index.exists():
+                    copy.write(index.read_bytes())
+            yield lock
+        except BaseException:
+            lock.unlink(missing_ok=True)
+            raise
+        os.replace(lock, index)
+
+    def _note_pending(self, paths: list[str]) -> Path:
+        self.pending_dir.mkdir(parents=True, exist_ok=True)
+        note = self.pending_dir / f"{time.time_ns()}-{os.getpid()}.json"
+        note.write_text(json.dumps(paths))
+        return note
+
+    def index_behind(self) -> bool:
+        """Whether a commit's process died before updating git's index (bring_index_up)."""
+        notes = self.pending_dir.is_dir() and any(self.pending_dir.iterdir())
+        return notes or (Path(self.repo.git_dir) / "index.lock").exists()
+
+    def bring_index_up(self) -> None:
+        """Reset git's index entries a commit left behind (its process died before
+        updating them) to HEAD, and remove a stale index.lock such a death left."""
+        self._clear_stale_index_lock()
+        notes = sorted(self.pending_dir.glob("*.json")) if self.pending_dir.is_dir() else []
+        paths: set[str] = set()
+        for note in notes:
+            with contextlib.suppress(OSError, ValueError):
+                paths.update(json.loads(note.read_text(encoding="utf-8")))
+        if paths:
+            self.git("reset", "--quiet", "--", *sorted(paths))
+        for note in notes:
+            note.unlink(missing_ok=True)
 
     def _read_object(self, binsha: bytes) -> bytes:
         return self.repo.odb.stream(binsha).read()

@@ -74,7 +74,9 @@ class Store(Repository):
     """One vault folder and its repository. Open with Store.open(); close() on shutdown."""
 
     def __init__(self, root: Path, repo: Any, settings: config_module.Config) -> None:
-        super().__init__(root, repo, settings.lock_timeout_seconds)
+        super().__init__(
+            root, repo, settings.lock_timeout_seconds, root / ".vault" / "run" / "index-pending"
+        )
         self.config = settings
         self.run_dir = root / ".vault" / "run"
         self._journal_dir = self.run_dir / "journal"
@@ -97,10 +99,12 @@ class Store(Repository):
         store = cls(root, open_repo(root), config_module.read_config(root))
         store.run_dir.mkdir(parents=True, exist_ok=True)
         store._use_identity_fallback_if_needed()
-        if repair and store._journal_dir.is_dir() and any(store._journal_dir.iterdir()):
+        journals = store._journal_dir.is_dir() and any(store._journal_dir.iterdir())
+        if repair and (journals or store.index_behind()):
             try:
                 with store.write_lock():
                     store.repair()
+                    store.bring_index_up()
             except BaseException:
                 store.close()  # or git's helper processes outlive the failed open
                 raise
@@ -275,9 +279,7 @@ class Store(Repository):
                     _durable_write(tmp, change.data)
                     os.replace(tmp, target)
                     _fsync_dir(target.parent)
-            sha, index_current = self.commit_written(
-                [c.path for c in changes], message, author_date
-            )
+            sha = self.commit_written([c.path for c in changes], message, author_date)
             if sha is None:
                 raise VaultError(
                     "git reported success but made no commit", hint="run `vault-tool doctor`"
@@ -286,9 +288,7 @@ class Store(Repository):
             self._roll_back(staged, entries)
             journal.unlink(missing_ok=True)
             raise
-        if index_current:
-            journal.unlink(missing_ok=True)
-        # else the journal stays: the next open brings git's index up to the commit (repair).
+        journal.unlink(missing_ok=True)
         return sha
 
     def commit_paths(
@@ -311,7 +311,7 @@ class Store(Repository):
             return None
         if self.plumbing_allowed():
             try:
-                return self.commit_trees(changed, message, None, snapshot)[0]
+                return self.commit_trees(changed, message, None, snapshot)
             except NotATree:
                 pass  # a path runs through a file in HEAD: `git commit` sorts that out
         before = self._head_or_none()
@@ -375,9 +375,6 @@ class Store(Repository):
                 if sha:
                     made.append(sha)
                     log.warning("repaired an interrupted write: %s (%s)", what, sha[:10])
-            # A write killed between its commit and its update of git's index leaves the
-            # index behind HEAD for its paths (`git status` would show them as changes).
-            self.git("reset", "--quiet", "--", *[entry["path"] for entry in record["entries"]])
             journal.unlink(missing_ok=True)
         return made
 

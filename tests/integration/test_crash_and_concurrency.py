@@ -275,8 +275,8 @@ def test_open_commits_a_write_that_was_renamed_but_not_committed(vault_path: Pat
 
 
 def test_open_brings_gits_index_up_to_a_write_killed_after_its_commit(vault_path: Path):
-    # The commit landed (HEAD has the file) but git's index was never told: killed
-    # between `git update-ref` and `git update-index`.
+    # The commit landed (HEAD has the file) but the writer was killed inside
+    # `git update-index`: git's index is behind and its lock is left.
     memory_id, data = _memory_bytes("Committed before the crash")
     relpath = "decision/2026-11/committed-before-the-crash.md"
     (vault_path / "decision" / "2026-11").mkdir(parents=True)
@@ -288,17 +288,18 @@ def test_open_brings_gits_index_up_to_a_write_killed_after_its_commit(vault_path
     message = commit_message("Create decision: Committed before the crash", [memory_id], "x")
     commit = git(vault_path, "commit-tree", tree, "-p", "HEAD", "-m", message)
     git(vault_path, "update-ref", "HEAD", commit)
+    pending = vault_path / ".vault" / "run" / "index-pending"
+    pending.mkdir(parents=True)
+    (pending / "1-99999.json").write_text(json.dumps([relpath]))
+    (vault_path / ".git" / "index.lock").write_bytes(b"")
     assert git(vault_path, "status", "--porcelain") != ""
-    _journal(
-        vault_path,
-        message,
-        [{"path": relpath, "tmp": relpath + ".unused", "blob": blob, "title": "x"}],
-    )
 
     Store.open(vault_path).close()
 
     assert git(vault_path, "rev-parse", "HEAD") == commit
     assert git(vault_path, "status", "--porcelain") == ""
+    assert not (vault_path / ".git" / "index.lock").exists()
+    assert list(pending.iterdir()) == []
 
 
 def test_open_commits_an_interrupted_delete(vault_path: Path):

@@ -149,27 +149,57 @@ def test_commit_gpgsign_makes_tool_writes_signed(vault_path: Path, tmp_path: Pat
     assert "gpgsig -----BEGIN PGP SIGNATURE-----" in git(vault_path, "cat-file", "commit", "HEAD")
 
 
-def test_a_persons_commit_between_our_trees_and_head_update_is_kept(vault: Vault):
+def test_a_head_moved_by_another_tool_meanwhile_is_built_upon(vault: Vault):
+    # A script moves HEAD with plumbing (no index lock) while our commit is being built.
     root = vault.root
     store = vault.store
     write_trees = store._write_trees
 
-    def person_commits_meanwhile(trees):
-        if not (root / "theirs.txt").exists():
-            (root / "theirs.txt").write_text("theirs\n")
-            git(root, "add", "theirs.txt")
-            git(root, "commit", "-q", "-m", "Their own commit")
+    def script_commits_meanwhile(trees):
+        if "Their script" not in git(root, "log", "--format=%s"):
+            tree = git(root, "rev-parse", "HEAD^{tree}")
+            theirs = git(root, "commit-tree", tree, "-p", "HEAD", "-m", "Their script")
+            git(root, "update-ref", "HEAD", theirs)
         write_trees(trees)
 
-    store._write_trees = person_commits_meanwhile
+    store._write_trees = script_commits_meanwhile
     result = vault.remember(create_args())
 
     assert git(root, "log", "--format=%s", "-2").splitlines() == [
         "Create decision: Ana owns the billing service",
-        "Their own commit",
+        "Their script",
     ]
-    assert git(root, "show", "HEAD:theirs.txt") == "theirs"
     assert result["version_id"] == git(root, "rev-parse", "HEAD")
+    assert git(root, "status", "--porcelain") == ""
+
+
+def test_a_persons_git_commit_during_ours_waits_for_the_index_and_reverts_nothing(
+    vault: Vault,
+):
+    # While our commit holds git's index lock, the person's `git commit` is refused (as
+    # with two gits at once); once it is free, their commit has only their file, and
+    # ours is intact in HEAD.
+    root = vault.root
+    (root / "mine.txt").write_text("my own work\n")
+    git(root, "add", "mine.txt")
+    store = vault.store
+    write_trees = store._write_trees
+    refused = []
+
+    def person_commits_meanwhile(trees):
+        attempt = subprocess.run(
+            ["git", "commit", "-q", "-m", "My own change"], cwd=root, capture_output=True
+        )
+        refused.append(attempt.returncode != 0 and b"index.lock" in attempt.stderr)
+        write_trees(trees)
+
+    store._write_trees = person_commits_meanwhile
+    result = vault.remember(create_args())
+    git(root, "commit", "-q", "-m", "My own change")
+
+    assert refused == [True]
+    assert git(root, "show", "--format=", "--name-only", "HEAD") == "mine.txt"
+    assert git(root, "show", "--format=", "--name-only", "HEAD^") == result["path"]
     assert git(root, "status", "--porcelain") == ""
 
 
