@@ -317,13 +317,14 @@ class Repository:
             ]
         changes: dict[str, str | None] = dict.fromkeys(paths)
         changes.update(zip(present, blobs, strict=True))
-        # Until git's index has the paths, a note names them: if this process dies after
-        # HEAD moved and before the index is replaced, the next open resets them to HEAD
-        # (bring_index_up).
-        note = self._note_pending(paths)
         moved = index_current = False
+        note = None
         try:
             with self._index_locked() as staged_index:
+                # Until git's index has the paths, a note names them: if this process dies
+                # after HEAD moved, whoever next takes the index lock (the next write, or
+                # the next open) resets them to HEAD first (_index_locked).
+                note = self._note_pending(paths)
                 sha = self._move_head(changes, message, author_date)
                 if sha is None:
                     return None
@@ -331,7 +332,7 @@ class Repository:
                 staged = self._stage(staged_index, paths, changes, snapshot, sha)
             index_current = staged  # (only now: the staged copy has replaced the index)
         finally:
-            if not moved or index_current:
+            if note is not None and (not moved or index_current):
                 note.unlink(missing_ok=True)
         self._commits_since_gc += 1
         if self._commits_since_gc >= AUTO_GC_EVERY:
@@ -394,40 +395,55 @@ class Repository:
         raise AssertionError("unreachable")
 
     @contextlib.contextmanager
-    def _index_locked(self) -> Iterator[Path]:
+    def _index_locked(self, stale_after: float = STALE_LOCK_SECONDS) -> Iterator[Path]:
         """git's index lock, taken and released the way git itself does.
 
-        `.git/index.lock` is created exclusively (waiting out a person's git, with the
-        stale-lock rule of git()) and filled with a copy of the index; commands given it
-        as GIT_INDEX_FILE update that copy, which then replaces the index (git's lockfile
-        protocol). On an error the lock is removed and the index stays as it was.
+        `.git/index.lock` is created exclusively (waiting out a person's git) and filled
+        with a copy of the index; commands given it as GIT_INDEX_FILE update that copy,
+        which then replaces the index (git's lockfile protocol). On an error the lock is
+        removed and the index stays as it was. A lock still there after stale_after with
+        no git process in the vault was left by a killed process: it is taken over, not
+        deleted, so no other git reads the index before the entries a killed writer of
+        ours committed but never put in it (its note) are reset to HEAD.
         """
         git_dir = Path(self.repo.git_dir)
         lock, index = git_dir / "index.lock", git_dir / "index"
         deadline = time.monotonic() + self.lock_timeout
-        stale_check = time.monotonic() + STALE_LOCK_SECONDS
+        stale_check = time.monotonic() + stale_after
         delay = 0.01
         while True:
             try:
                 fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
                 break
             except FileExistsError:
+                if time.monotonic() >= stale_check and not _git_running_in(self.root):
+                    with contextlib.suppress(FileNotFoundError):
+                        fd = os.open(lock, os.O_WRONLY | os.O_TRUNC)
+                        log.warning("took over a stale .git/index.lock left by a killed process")
+                        break
                 if time.monotonic() >= deadline:
                     raise _held_too_long(str(lock)) from None
-                if time.monotonic() >= stale_check:
-                    self._remove_stale_lock(lock)
-                    stale_check = time.monotonic() + STALE_LOCK_SECONDS
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
+        notes = sorted(self.pending_dir.glob("*.json")) if self.pending_dir.is_dir() else []
         try:
             with os.fdopen(fd, "wb") as copy:
                 if index.exists():
                     copy.write(index.read_bytes())
+            behind: set[str] = set()
+            for note in notes:
+                with contextlib.suppress(OSError, ValueError):
+                    behind.update(json.loads(note.read_text(encoding="utf-8")))
+            if behind:
+                env = {"GIT_INDEX_FILE": str(lock)}
+                self.git("reset", "--quiet", "--", *sorted(behind), env=env)
             yield lock
         except BaseException:
             lock.unlink(missing_ok=True)
             raise
         os.replace(lock, index)
+        for note in notes:
+            note.unlink(missing_ok=True)
 
     def _note_pending(self, paths: list[str]) -> Path:
         self.pending_dir.mkdir(parents=True, exist_ok=True)
@@ -441,18 +457,10 @@ class Repository:
         return notes or (Path(self.repo.git_dir) / "index.lock").exists()
 
     def bring_index_up(self) -> None:
-        """Reset git's index entries a commit left behind (its process died before
-        updating them) to HEAD, and remove a stale index.lock such a death left."""
-        self._clear_stale_index_lock()
-        notes = sorted(self.pending_dir.glob("*.json")) if self.pending_dir.is_dir() else []
-        paths: set[str] = set()
-        for note in notes:
-            with contextlib.suppress(OSError, ValueError):
-                paths.update(json.loads(note.read_text(encoding="utf-8")))
-        if paths:
-            self.git("reset", "--quiet", "--", *sorted(paths))
-        for note in notes:
-            note.unlink(missing_ok=True)
+        """Reset git's index entries a killed writer committed but never put in the index
+        to HEAD, taking over a stale index.lock such a death left (see _index_locked)."""
+        with self._index_locked(stale_after=0):
+            pass
 
     def _read_object(self, binsha: bytes) -> bytes:
         return self.repo.odb.stream(binsha).read()
@@ -544,15 +552,19 @@ class Repository:
         except VaultError:
             return False
 
-    def _clear_stale_index_lock(self) -> None:
-        """Remove .git/index.lock only when no git process works in this repository."""
-        self._remove_stale_lock(self.root / ".git" / "index.lock")
-
     def _remove_stale_lock(self, lock: Path) -> None:
-        """Remove a git lock file of this repository if no git process could own it."""
+        """Remove a git lock file of this repository if no git process could own it.
+
+        The index lock is taken over and released instead (bring_index_up), so git's
+        index is whole before any other git can read it.
+        """
         git_dir = (self.root / ".git").resolve()
         lock = lock if lock.is_absolute() else self.root / lock
         if not lock.name.endswith(".lock") or not lock.resolve().is_relative_to(git_dir):
+            return
+        if lock.resolve() == git_dir / "index.lock":
+            if lock.exists() and not _git_running_in(self.root):
+                self.bring_index_up()
             return
         if lock.exists() and not _git_running_in(self.root):
             lock.unlink(missing_ok=True)

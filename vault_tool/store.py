@@ -103,8 +103,8 @@ class Store(Repository):
         if repair and (journals or store.index_behind()):
             try:
                 with store.write_lock():
-                    store.repair()
                     store.bring_index_up()
+                    store.repair()
             except BaseException:
                 store.close()  # or git's helper processes outlive the failed open
                 raise
@@ -355,7 +355,6 @@ class Store(Repository):
                 # The crash hit while the journal itself was written: no file was touched yet.
                 journal.unlink(missing_ok=True)
                 continue
-            self._clear_stale_index_lock()
             to_commit, titles = [], []
             for entry in record["entries"]:
                 (self.root / entry["tmp"]).unlink(missing_ok=True)

@@ -3,6 +3,7 @@ would make, on real git repositories."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -234,3 +235,35 @@ def test_a_hand_edit_commits_the_checked_bytes_even_if_the_file_changed_since(
     # git's index holds the checked bytes too: the later save shows as a plain edit.
     assert git(vault_path, "diff", "--cached", "--name-only") == ""
     assert git(vault_path, "status", "--porcelain") == "M notes/n.md"
+
+
+def test_a_writer_killed_holding_the_index_lock_never_lets_a_commit_revert_its_write(
+    vault: Vault,
+):
+    # Another writer committed `theirs.md` (HEAD moved) and was killed before putting it in
+    # git's index: its note and the index lock stay. The next write here takes the stale
+    # lock over and brings the index up to HEAD first, so the person's plain
+    # `git commit` afterwards cannot commit the file's removal.
+    root = vault.root
+    relpath = "notes/theirs.md"
+    (root / "notes").mkdir()
+    (root / relpath).write_text("# Theirs\n\nCommitted before the kill.\n")
+    blob = git(root, "hash-object", "-w", relpath)
+    git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{relpath}")
+    tree = git(root, "write-tree")
+    git(root, "rm", "-q", "--cached", relpath)
+    git(root, "update-ref", "HEAD", git(root, "commit-tree", tree, "-p", "HEAD", "-m", "Theirs"))
+    pending = root / ".vault" / "run" / "index-pending"
+    pending.mkdir(parents=True, exist_ok=True)
+    (pending / "1-99999.json").write_text(json.dumps([relpath]))
+    (root / ".git" / "index.lock").write_bytes(b"")
+
+    vault.remember(create_args())
+    (root / "mine.txt").write_text("my own work\n")
+    git(root, "add", "mine.txt")
+    git(root, "commit", "-q", "-m", "My own change")
+
+    assert git(root, "show", "--format=", "--name-only", "HEAD") == "mine.txt"
+    assert git(root, "show", f"HEAD:{relpath}").startswith("# Theirs")
+    assert git(root, "status", "--porcelain") == ""
+    assert list(pending.iterdir()) == []
