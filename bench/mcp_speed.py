@@ -29,7 +29,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from mcp_start import one_run
-from measure import folder_mb, load_average, process_peak_rss_mb, summary, table, write_results
+from measure import (
+    folder_mb,
+    load_average,
+    print_figures,
+    process_peak_rss_mb,
+    summary,
+    write_results,
+)
 from speed import (
     SENTENCES,
     SHORT,
@@ -201,22 +208,6 @@ def bench(
     return results
 
 
-def print_table(results: dict[str, Any]) -> None:
-    """The figures as a terminal table."""
-    rows = [
-        [k, v["p50_ms"], v["p95_ms"], v["n"]]
-        for k, v in results.items()
-        if isinstance(v, dict) and "p50_ms" in v
-    ]
-    print(table(rows, ["over stdio", "p50 ms", "p95 ms", "n"]))
-    singles = [
-        [k, v]
-        for k, v in results.items()
-        if not isinstance(v, dict) and k not in ("machine", "command")
-    ]
-    print(table(singles, ["figure", "value"]))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1000)
@@ -234,7 +225,7 @@ def main() -> None:
     finally:
         with contextlib.suppress(OSError):
             shutil.rmtree(workdir, ignore_errors=True)
-    print_table(results)
+    print_figures(results, "over stdio")
     print("wrote", write_results(f"mcp-{args.count}", results, args.json))
 
 

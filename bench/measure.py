@@ -113,3 +113,19 @@ def table(rows: list[list[Any]], header: list[str]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def print_figures(results: dict[str, Any], label: str) -> None:
+    """A benchmark's figures as two terminal tables: latencies, then single values."""
+    rows = [
+        [k, v["p50_ms"], v["p95_ms"], v["n"]]
+        for k, v in results.items()
+        if isinstance(v, dict) and "p50_ms" in v
+    ]
+    print(table(rows, [label, "p50 ms", "p95 ms", "n"]))
+    singles = [
+        [k, v]
+        for k, v in results.items()
+        if not isinstance(v, dict) and k not in ("machine", "command")
+    ]
+    print(table(singles, ["figure", "value"]))

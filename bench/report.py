@@ -88,15 +88,30 @@ def _latency_rows(runs: dict[int, dict[str, Any]], keys: list[str]) -> list[list
     return rows
 
 
+def _speed_section(
+    title: str, by_size: dict[int, dict[str, Any]], latencies: list[str], singles: list[str]
+) -> list[str]:
+    """A speed benchmark's two tables (latencies by size, then single figures), if it ran."""
+    if not by_size:
+        return []
+    sizes = sorted(by_size)
+    header = ["figure (ms)"] + [f"{s:,} {p}" for s in sizes for p in ("p50", "p95")]
+    rows = [[k, *[by_size[s].get(k) for s in sizes]] for k in singles]
+    return [
+        title,
+        _table(header, _latency_rows(by_size, latencies)),
+        "\n" + _table(["figure", *[f"{s:,}" for s in sizes]], rows),
+    ]
+
+
 def markdown_tables(results: dict[str, dict[int, dict[str, Any]]]) -> str:
     """Every table of the results section."""
     parts: list[str] = []
     speed, mcp, quality = results["speed"], results["mcp"], results["quality"]
-    if speed:
-        sizes = sorted(speed)
-        parts.append("### In-process (bench/speed.py)\n")
-        header = ["figure (ms)"] + [f"{s:,} {p}" for s in sizes for p in ("p50", "p95")]
-        keys = [
+    parts += _speed_section(
+        "### In-process (bench/speed.py)\n",
+        speed,
+        [
             "search_short",
             "search_sentence",
             "remember_create",
@@ -104,9 +119,8 @@ def markdown_tables(results: dict[str, dict[int, dict[str, Any]]]) -> str:
             "remember_batch20",
             "hand_edit_searchable",
             "hand_edit_committed",
-        ]
-        parts.append(_table(header, _latency_rows(speed, keys)))
-        singles = [
+        ],
+        [
             "reindex_s",
             "reindex_peak_rss_mb",
             "reindex_child_peak_rss_mb",
@@ -115,14 +129,12 @@ def markdown_tables(results: dict[str, dict[int, dict[str, Any]]]) -> str:
             "generate_s",
             "load_average_start",
             "load_average_end",
-        ]
-        rows = [[k, *[speed[s].get(k) for s in sizes]] for k in singles]
-        parts.append("\n" + _table(["figure", *[f"{s:,}" for s in sizes]], rows))
-    if mcp:
-        sizes = sorted(mcp)
-        parts.append("\n### Over stdio with the MCP SDK client (bench/mcp_speed.py)\n")
-        header = ["figure (ms)"] + [f"{s:,} {p}" for s in sizes for p in ("p50", "p95")]
-        keys = [
+        ],
+    )
+    parts += _speed_section(
+        "\n### Over stdio with the MCP SDK client (bench/mcp_speed.py)\n",
+        mcp,
+        [
             "start_to_initialize",
             "start_to_tools_list",
             "start_to_first_search",
@@ -133,9 +145,8 @@ def markdown_tables(results: dict[str, dict[int, dict[str, Any]]]) -> str:
             "remember_batch20",
             "hand_edit_searchable",
             "hand_edit_committed",
-        ]
-        parts.append(_table(header, _latency_rows(mcp, keys)))
-        singles = [
+        ],
+        [
             "cli_reindex_s",
             "cli_reindex_peak_rss_mb",
             "server_peak_rss_mb",
@@ -143,9 +154,8 @@ def markdown_tables(results: dict[str, dict[int, dict[str, Any]]]) -> str:
             "sdk_initialize_ms",
             "load_average_start",
             "load_average_end",
-        ]
-        rows = [[k, *[mcp[s].get(k) for s in sizes]] for k in singles]
-        parts.append("\n" + _table(["figure", *[f"{s:,}" for s in sizes]], rows))
+        ],
+    )
     if speed or mcp:
         parts.append("\n### Targets\n")
         rows = []

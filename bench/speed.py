@@ -31,9 +31,9 @@ from measure import (
     load_average,
     peak_rss_mb,
     percentile,
+    print_figures,
     process_peak_rss_mb,
     summary,
-    table,
     write_results,
 )
 
@@ -227,21 +227,6 @@ def bench(
     return results
 
 
-def print_table(results: dict[str, Any]) -> None:
-    """The figures as a terminal table."""
-    rows = []
-    for key, value in results.items():
-        if isinstance(value, dict) and "p50_ms" in value:
-            rows.append([key, value["p50_ms"], value["p95_ms"], value["n"]])
-    print(table(rows, ["in-process", "p50 ms", "p95 ms", "n"]))
-    singles = [
-        [k, v]
-        for k, v in results.items()
-        if not isinstance(v, dict) and k not in ("machine", "command")
-    ]
-    print(table(singles, ["figure", "value"]))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1000)
@@ -255,7 +240,7 @@ def main() -> None:
         results = bench(args.count, args.queries, args.writes, args.edits, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print_table(results)
+    print_figures(results, "in-process")
     print("wrote", write_results(f"speed-{args.count}", results, args.json))
 
 

@@ -74,11 +74,10 @@ class Store(Repository):
     """One vault folder and its repository. Open with Store.open(); close() on shutdown."""
 
     def __init__(self, root: Path, repo: Any, settings: config_module.Config) -> None:
-        super().__init__(
-            root, repo, settings.lock_timeout_seconds, root / ".vault" / "run" / "index-pending"
-        )
+        run_dir = root / ".vault" / "run"
+        super().__init__(root, repo, settings.lock_timeout_seconds, run_dir / "index-pending")
         self.config = settings
-        self.run_dir = root / ".vault" / "run"
+        self.run_dir = run_dir
         self._journal_dir = self.run_dir / "journal"
         self._lock: Any = None
         # Threads of one process queue here before the cross-process file lock.

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import consistency
 from tests.helpers import create_args, git, snapshot
 from vault_tool.engine import Vault
 from vault_tool.errors import UnparseableFile, VaultBusy
@@ -109,27 +110,10 @@ with Vault.open(path, client=f"writer-{tag}") as vault:
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _git_processes_in(root: Path) -> list[int]:
-    found = []
-    for pid_dir in Path("/proc").iterdir():
-        if not pid_dir.name.isdigit():
-            continue
-        try:
-            if not (pid_dir / "comm").read_text().startswith("git"):
-                continue
-            cwd = Path(os.readlink(pid_dir / "cwd"))
-        except OSError:
-            continue
-        if cwd == root or root in cwd.parents:
-            found.append(int(pid_dir.name))
-    return found
-
-
 def _wait_for_git_to_finish(root: Path, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while _git_processes_in(root.resolve()):
-        assert time.monotonic() < deadline, "a git process kept running in the vault"
-        time.sleep(0.02)
+    assert consistency.wait_for_git(root.resolve(), timeout), (
+        "a git process kept running in the vault"
+    )
 
 
 def _open_after_crash(root: Path) -> Vault:
