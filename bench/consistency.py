@@ -77,7 +77,7 @@ def recover(root: Path, *, client: str = "harness", timeout: float = 60.0) -> An
 
     Returns the open Vault; the caller closes it. Raises if the vault stays unusable.
     """
-    from vault_tool.engine import Vault
+    from vault_tool.engine.vault import Vault
     from vault_tool.errors import VaultBusy
 
     deadline = time.monotonic() + timeout
@@ -159,8 +159,8 @@ def _deleted_later(root: Path, memory_id: str, version: str) -> bool:
 
 def check_files(vault: Any, broken_on_purpose: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
     """No half-written file: every memory file parses (except those broken on purpose)."""
+    from vault_tool.core.memory import parse
     from vault_tool.errors import UnparseableFile
-    from vault_tool.memory import parse
 
     problems = []
     for relpath, _ in vault.store.iter_memory_paths():
@@ -190,9 +190,9 @@ def check_leftovers(root: Path) -> list[str]:
 
 def check_commits(root: Path, since: str | None) -> list[str]:
     """No commit since `since` holds a memory file that does not parse (a broken state)."""
+    from vault_tool.core.memory import parse
     from vault_tool.errors import UnparseableFile
-    from vault_tool.memory import parse
-    from vault_tool.store import is_memory_path
+    from vault_tool.storage.store import is_memory_path
 
     span = f"{since}..HEAD" if since else "HEAD"
     out = git(
@@ -256,7 +256,7 @@ def check_git(root: Path) -> tuple[list[str], list[str]]:
 def check_verify(root: Path, allowed: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
     """`vault-tool verify` (files vs index vs git), or the same comparison by hand."""
     try:
-        from vault_tool import health
+        from vault_tool.checks import verify as health
     except ImportError:
         return _verify_by_hand(root, allowed)
     with health.Checkup(root) as checkup:
@@ -269,8 +269,8 @@ def check_verify(root: Path, allowed: set[str] = frozenset()) -> list[str]:  # t
 
 
 def _verify_by_hand(root: Path, allowed: set[str]) -> list[str]:
-    from vault_tool.engine import Vault
-    from vault_tool.repo import blob_sha
+    from vault_tool.engine.vault import Vault
+    from vault_tool.storage.git import blob_sha
 
     problems = []
     with Vault.open(root, client="verify", catch_up=False) as vault:

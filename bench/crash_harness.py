@@ -112,7 +112,7 @@ def delta(title: str) -> dict[str, Any]:
 
 def child_writer(vault_path: str, tag: str, seed: int, live_file: str) -> None:
     """The engine in a loop; prints `ACK <json>` after every acknowledged write."""
-    from vault_tool.engine import Vault
+    from vault_tool.engine.vault import Vault
 
     rng = random.Random(seed)
     live: list[str] = json.loads(Path(live_file).read_text())
@@ -466,7 +466,7 @@ class Harness:
 
     def _check_hand_edits(self) -> list[str]:
         """The tool never overwrote or removed what the person wrote, and committed it."""
-        from vault_tool.repo import blob_sha
+        from vault_tool.storage.git import blob_sha
 
         problems = []
         head = consistency.git(self.vault, "-c", "core.quotepath=off", "ls-tree", "-r", "HEAD")
@@ -649,7 +649,7 @@ def main() -> None:
     parser.add_argument("--vault", type=Path, help="where to make the vault [a temp folder]")
     parser.add_argument("--json", type=Path, help="write the report here as JSON")
     args = parser.parse_args()
-    from vault_tool.store import Store
+    from vault_tool.storage.store import Store
 
     vault = args.vault or Path(tempfile.mkdtemp(prefix="crash-vault-")) / "vault"
     Store.init(vault).close()

@@ -25,10 +25,10 @@ from pathlib import Path
 
 from ulid import ULID
 
-from vault_tool.entities import compatible
-from vault_tool.ids import slugify
-from vault_tool.memory import Entity, Fact, Memory, render
-from vault_tool.store import Store
+from vault_tool.core.ids import slugify
+from vault_tool.core.memory import Entity, Fact, Memory, render
+from vault_tool.search.entities import compatible
+from vault_tool.storage.store import Store
 
 FIRST = [
     "Ana",

@@ -303,7 +303,7 @@ def main() -> None:
     args = parser.parse_args()
     vault = args.vault
     if vault is None:
-        from vault_tool.store import Store
+        from vault_tool.storage.store import Store
 
         vault = Path(tempfile.mkdtemp(prefix="http-load-")) / "vault"
         Store.init(vault).close()

@@ -51,7 +51,7 @@ class VaultTool:
     name = "vault_tool"
 
     def __init__(self, path: Path) -> None:
-        from vault_tool.engine import Vault
+        from vault_tool.engine.vault import Vault
 
         self.vault = Vault.open(path, client="bench", catch_up=False)
 
@@ -65,7 +65,7 @@ class VaultTool:
         return [(h["memory_id"], h["score"]) for h in hits]
 
     def words(self, query: str) -> int:
-        from vault_tool.ranking import query_words
+        from vault_tool.search.ranking import query_words
 
         return len(query_words(query))
 

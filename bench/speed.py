@@ -145,7 +145,7 @@ def bench(
     batches: int | None = None,
 ) -> dict[str, Any]:
     """Every in-process figure on a fresh generated vault of count memories."""
-    from vault_tool.engine import Vault
+    from vault_tool.engine.vault import Vault
     from vault_tool.watcher import Watcher
 
     path = workdir / f"vault-{count}"

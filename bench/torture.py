@@ -283,7 +283,7 @@ class Client:
 
 
 def _body_of(data: bytes) -> bytes:
-    from vault_tool.memory import normalize_body
+    from vault_tool.core.memory import normalize_body
 
     return normalize_body(data.decode()).encode()
 
@@ -500,7 +500,7 @@ def run(vault: Path, seconds: float, seed: int = 1, log: Any = None) -> dict[str
 
 
 def _wait_for_hand_edits(shared: Shared, timeout: float = 20.0) -> None:
-    from vault_tool.repo import blob_sha
+    from vault_tool.storage.git import blob_sha
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -537,7 +537,7 @@ def main() -> None:
     parser.add_argument("--vault", type=Path, help="where to make the vault [a temp folder]")
     parser.add_argument("--json", type=Path, help="write the report here as JSON")
     args = parser.parse_args()
-    from vault_tool.store import Store
+    from vault_tool.storage.store import Store
 
     vault = args.vault or Path(tempfile.mkdtemp(prefix="torture-vault-")) / "vault"
     Store.init(vault).close()

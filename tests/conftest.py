@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from vault_tool.engine import Vault
-from vault_tool.store import Store
+from vault_tool.engine.vault import Vault
+from vault_tool.storage.store import Store
 
 
 @pytest.fixture(autouse=True)

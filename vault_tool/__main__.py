@@ -1,3 +1,3 @@
-from vault_tool.cli.main import main
+from vault_tool.cli.app import main
 
 main()

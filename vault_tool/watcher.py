@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vault_tool.engine import Vault
+from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultError
-from vault_tool.store import is_memory_path
+from vault_tool.storage.store import is_memory_path
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ class Watcher:
 
     def _merge_index_when_idle(self) -> None:
         """Merge index segments while nothing is pending: writers then never pay for it."""
-        from vault_tool.index import MERGE_AT_SEGMENTS
+        from vault_tool.search.index import MERGE_AT_SEGMENTS
 
         if self._pending or self.vault.index.segment_count() <= MERGE_AT_SEGMENTS:
             return

@@ -16,8 +16,8 @@ sys.path.insert(0, str(BENCH))
 import generate  # noqa: E402
 import questions  # noqa: E402
 
-from vault_tool.entities import compatible  # noqa: E402
-from vault_tool.memory import parse, render  # noqa: E402
+from vault_tool.core.memory import parse, render  # noqa: E402
+from vault_tool.search.entities import compatible  # noqa: E402
 
 
 def assert_latency(figure: dict, n: int | None = None) -> None:

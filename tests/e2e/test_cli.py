@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import git
-from vault_tool.cli.main import cli
+from vault_tool.cli.app import cli
 
 COMMANDS = sorted(cli.commands)
 SINGLE_KEYS = {"mode", "status", "memory_id", "version_id", "path", "redactions"}

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.mcp_client import anyio_backend, server_env  # noqa: F401 (fixture)
-from vault_tool.hosts import HOSTS
+from vault_tool.ops.hosts import HOSTS
 
 SCRIPT = Path(sys.executable).parent / "vault-tool"
 CLI = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "vault_tool"]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import create_args, delta, git, snapshot
-from vault_tool.engine import Vault
-from vault_tool.store import Store
+from vault_tool.engine.vault import Vault
+from vault_tool.storage.store import Store
 
 DESIGNER = {"n": "Ana", "kind": "person", "is": "product designer of the checkout flow"}
 CHECKOUT = {"n": "checkout", "kind": "service", "is": "the web checkout flow"}

@@ -29,7 +29,7 @@ from tests.e2e.mcp_client import (  # noqa: F401 (anyio_backend is a fixture)
     stdio_session,
 )
 from tests.helpers import create_args, delta, git
-from vault_tool import schema
+from vault_tool.core import schema
 
 pytestmark = pytest.mark.anyio
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import create_args, git
-from vault_tool.engine import Planned
+from vault_tool.core.memory import parse, utc_now
+from vault_tool.engine.vault import Planned
 from vault_tool.errors import VersionConflict
-from vault_tool.memory import parse, utc_now
 
 
 def test_create_rewrite_and_delete_land_in_one_commit(vault, vault_path):

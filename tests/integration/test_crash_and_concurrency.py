@@ -21,16 +21,16 @@ import pytest
 
 from bench import consistency
 from tests.helpers import create_args, git, snapshot
-from vault_tool.engine import Vault
+from vault_tool.core.memory import memory_from_delta, parse, render
+from vault_tool.engine.vault import Vault
 from vault_tool.errors import UnparseableFile, VaultBusy
-from vault_tool.index import Index
-from vault_tool.memory import memory_from_delta, parse, render
-from vault_tool.repo import blob_sha, commit_message
-from vault_tool.store import Store
+from vault_tool.search.index import Index
+from vault_tool.storage.git import blob_sha, commit_message
+from vault_tool.storage.store import Store
 
 WRITER = r"""
 import sys
-from vault_tool.engine import Vault
+from vault_tool.engine.vault import Vault
 
 path, tag = sys.argv[1], sys.argv[2]
 
@@ -81,7 +81,7 @@ while True:
 # at the same moment.
 CREATOR = r"""
 import os, sys, time
-from vault_tool.engine import Vault
+from vault_tool.engine.vault import Vault
 
 path, tag, go = sys.argv[1], sys.argv[2], sys.argv[3]
 with Vault.open(path, client=f"writer-{tag}") as vault:
@@ -469,9 +469,9 @@ def test_indexes_opened_at_once_on_a_vault_without_one_all_work(vault_path: Path
 INDEX_COMMITTER = r"""
 import sys, time
 from pathlib import Path
-from vault_tool.index import Index, document
-from vault_tool.memory import parse
-from vault_tool.repo import blob_sha
+from vault_tool.search.index import Index, document
+from vault_tool.core.memory import parse
+from vault_tool.storage.git import blob_sha
 
 root, seconds, relpath, version = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
 data = (root / relpath).read_bytes()

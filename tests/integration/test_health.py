@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import create_args, git
-from vault_tool import doctor as doctor_module
-from vault_tool import gc, health
-from vault_tool.engine import Vault
-from vault_tool.index import INDEX_SCHEMA_VERSION
-from vault_tool.repo import blob_sha
-from vault_tool.store import Store
+from vault_tool.checks import doctor as doctor_module
+from vault_tool.checks import verify as health
+from vault_tool.engine.vault import Vault
+from vault_tool.ops import gc
+from vault_tool.search.index import INDEX_SCHEMA_VERSION
+from vault_tool.storage.git import blob_sha
+from vault_tool.storage.store import Store
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@ import pytest
 
 from tests.helpers import create_args, git, snapshot
 from tests.import_fixtures import SECRETS, SOURCES, materialise
-from vault_tool.engine import Vault
-from vault_tool.memory import parse
-from vault_tool.store import Store
-from vault_tool.transfer import export_lines, export_records, import_source
+from vault_tool.core.memory import parse
+from vault_tool.engine.vault import Vault
+from vault_tool.ops.transfer import export_lines, export_records, import_source
+from vault_tool.storage.store import Store
 
 REPORT_KEYS = {
     "source",

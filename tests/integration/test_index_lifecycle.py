@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 from tests.helpers import create_args
-from vault_tool.engine import Vault
-from vault_tool.index import INDEX_SCHEMA_VERSION
+from vault_tool.engine.vault import Vault
+from vault_tool.search.index import INDEX_SCHEMA_VERSION
 
 
 def test_deleting_the_index_loses_nothing(vault_path):
@@ -93,7 +93,7 @@ def test_a_torn_ledger_line_costs_only_the_torn_record(vault):
 
 
 def test_writes_without_a_leader_never_pile_up_more_than_max_segments(vault: Vault):
-    from vault_tool.index import MAX_SEGMENTS
+    from vault_tool.search.index import MAX_SEGMENTS
 
     for n in range(MAX_SEGMENTS + 3):
         vault.remember(create_args(f"Segment test {n}", body=f"Number {n} of the pile."))

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import git, snapshot
-from vault_tool import ontology
-from vault_tool.engine import Vault
+from vault_tool.core.memory import parse
+from vault_tool.engine.vault import Vault
 from vault_tool.errors import InvalidInput, NotFound, VersionConflict
-from vault_tool.memory import parse
-from vault_tool.store import Store
+from vault_tool.ops import ontology
+from vault_tool.storage.store import Store
 
 ENGINEER = {"n": "Ana", "kind": "person", "is": "backend engineer on the platform team"}
 DESIGNER = {"n": "Ana", "kind": "person", "is": "product designer of the checkout flow"}

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import create_args, delta, git, snapshot
-from vault_tool import schema
-from vault_tool.engine import Vault
+from vault_tool.core import schema
+from vault_tool.core.memory import parse
+from vault_tool.core.redact import find_secret_kinds
+from vault_tool.engine.vault import Vault
 from vault_tool.errors import (
     InvalidInput,
     LimitExceeded,
@@ -24,8 +26,6 @@ from vault_tool.errors import (
     VaultError,
     VersionConflict,
 )
-from vault_tool.memory import parse
-from vault_tool.redact import find_secret_kinds
 
 SINGLE_KEYS = {"mode", "status", "memory_id", "version_id", "path", "redactions"}
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")

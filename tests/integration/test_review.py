@@ -6,7 +6,7 @@ import pytest
 
 from tests.helpers import create_args, delta, git
 from vault_tool.errors import InvalidInput, NotFound
-from vault_tool.sample import create_sample_vault
+from vault_tool.ops.sample import create_sample_vault
 
 
 def update(vault, made, title, facts, entities=None, client="pytest"):
@@ -52,7 +52,7 @@ def test_as_of_search_finds_a_fact_that_was_later_changed(vault):
 def test_as_of_search_combines_record_time_and_valid_time(tmp_path):
     root = tmp_path / "sample"
     create_sample_vault(root)
-    from vault_tool.engine import Vault
+    from vault_tool.engine.vault import Vault
 
     with Vault.open(root) as vault:
         summer = vault.search_as_of({"query": "staging region"}, "2026-08-01")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vault_tool.engine import Vault
-from vault_tool.sample import create_sample_vault
+from vault_tool.engine.vault import Vault
+from vault_tool.ops.sample import create_sample_vault
 
 
 @pytest.fixture(scope="module")

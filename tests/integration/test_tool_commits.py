@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import create_args, git
-from vault_tool.engine import Vault
+from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultUnavailable
-from vault_tool.store import Store
-from vault_tool.trees import edit_tree
+from vault_tool.storage.store import Store
+from vault_tool.storage.trees import edit_tree
 
 NAMES = [
     "a.md",

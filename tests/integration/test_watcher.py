@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import create_args, git
-from vault_tool.engine import Vault
+from vault_tool.engine.vault import Vault
 from vault_tool.errors import NotFound
 from vault_tool.watcher import Watcher
 
@@ -181,7 +181,7 @@ def _spawn(code: str, vault_path: Path) -> subprocess.Popen:
 def test_a_write_in_one_process_is_found_by_another_within_two_seconds(vault, vault_path):
     writer = _spawn(
         "import sys\n"
-        "from vault_tool.engine import Vault\n"
+        "from vault_tool.engine.vault import Vault\n"
         "from tests.helpers import create_args\n"
         "with Vault.open(sys.argv[1]) as v:\n"
         "    v.remember(create_args('Written elsewhere', body='Quokkas smile.'))\n",
@@ -197,7 +197,7 @@ def test_a_write_in_one_process_is_found_by_another_within_two_seconds(vault, va
 def test_when_the_leader_dies_another_process_takes_over_watching(vault, vault_path):
     leader = _spawn(
         "import sys, time\n"
-        "from vault_tool.engine import Vault\n"
+        "from vault_tool.engine.vault import Vault\n"
         "from vault_tool.watcher import Watcher\n"
         "v = Vault.open(sys.argv[1])\n"
         "w = Watcher(v).start()\n"

@@ -17,10 +17,10 @@ import pytest
 
 from bench import crash_harness
 from tests.helpers import create_args, git
-from vault_tool.engine import Vault
+from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultBusy
-from vault_tool.repo import blob_sha
-from vault_tool.store import Store
+from vault_tool.storage.git import blob_sha
+from vault_tool.storage.store import Store
 
 # Every process kind, each killed alone and with its process group (git children too).
 PLAN = [

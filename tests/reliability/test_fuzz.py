@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import create_args, delta
-from vault_tool import schema
-from vault_tool.store import Store
+from vault_tool.core import schema
+from vault_tool.storage.store import Store
 
 EXAMPLES = int(os.environ.get("VAULT_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(

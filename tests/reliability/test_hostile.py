@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import create_args, git, snapshot
-from vault_tool import health
-from vault_tool.engine import Vault
+from vault_tool.checks import verify as health
+from vault_tool.engine.vault import Vault
 from vault_tool.errors import InvalidInput, NotFound, VaultError
 from vault_tool.watcher import Watcher
 

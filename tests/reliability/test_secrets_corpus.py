@@ -25,8 +25,8 @@ import pytest
 
 from tests.e2e.mcp_client import SERVE, anyio_backend, server_env  # noqa: F401 (fixture)
 from tests.helpers import create_args, git
-from vault_tool.engine import Vault
-from vault_tool.redact import find_secret_kinds
+from vault_tool.core.redact import find_secret_kinds
+from vault_tool.engine.vault import Vault
 from vault_tool.watcher import Watcher
 
 UPPER = string.ascii_uppercase + string.digits

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench import torture
-from vault_tool.engine import Vault
+from vault_tool.engine.vault import Vault
 from vault_tool.watcher import Watcher
 
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from vault_tool import importers
-from vault_tool.cli.main import cli
-from vault_tool.importers import Item, Unusable, prepare, read_source
-from vault_tool.importers.items import kind_of, normalize_tag, shorten, snake_case
-from vault_tool.memory import Memory
-from vault_tool.transfer import EXPORT_FORMATS
+from vault_tool.cli.app import cli
+from vault_tool.core.memory import Memory
+from vault_tool.ops import importers
+from vault_tool.ops.importers import Item, Unusable, prepare, read_source
+from vault_tool.ops.importers.items import kind_of, normalize_tag, shorten, snake_case
+from vault_tool.ops.transfer import EXPORT_FORMATS
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from vault_tool import schema
+from vault_tool.core import schema
+from vault_tool.core.memory import KEY_ORDER, Entity, Fact, Memory, first_h1, parse, render
 from vault_tool.errors import UnparseableFile
-from vault_tool.memory import KEY_ORDER, Entity, Fact, Memory, first_h1, parse, render
 
 SAMPLE_VAULT = Path(__file__).resolve().parents[2] / "sample-vault"
 SAMPLE_FILES = sorted(

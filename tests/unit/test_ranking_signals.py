@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from vault_tool.ranking import (
+from vault_tool.search.ranking import (
     feedback_signals,
     query_dates,
     query_similarity,

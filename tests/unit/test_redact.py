@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from vault_tool.redact import Redaction, find_secret_kinds, redact_text
+from vault_tool.core.redact import Redaction, find_secret_kinds, redact_text
 
 
 def _b64url(data: dict[str, object]) -> str:

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from tests.helpers import create_args, delta
-from vault_tool import schema
+from vault_tool.core import schema
+from vault_tool.core.calls import check_call
+from vault_tool.core.ids import check_memory_id, check_version_id, is_ulid, new_id, slugify
 from vault_tool.errors import InvalidInput, LimitExceeded
-from vault_tool.ids import check_memory_id, check_version_id, is_ulid, new_id, slugify
-from vault_tool.remember import check_call
 
 ULID = "01JDXK3M6Q8W1J4T0P9R7V2B5C"
 SHA = "0123456789abcdef0123456789abcdef01234567"

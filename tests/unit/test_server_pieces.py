@@ -76,7 +76,7 @@ def test_anything_but_a_well_formed_initialize_is_left_to_the_sdk(line: str) -> 
 
 def test_the_cli_does_not_import_the_sdk() -> None:
     code = (
-        "import sys, vault_tool.cli.main\n"
+        "import sys, vault_tool.cli.app\n"
         "print(sorted(m for m in sys.modules if m.startswith('mcp')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.main import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.app import emit, open_vault, progress_callback, vault_options
 
 UNHEALTHY = 8  # the exit code of verify and doctor when anything is wrong
 _MARKS = {"ok": "[green]✓[/green]", "warn": "[yellow]![/yellow]", "fail": "[red]✗[/red]"}
@@ -16,8 +16,8 @@ _MARKS = {"ok": "[green]✓[/green]", "warn": "[yellow]![/yellow]", "fail": "[re
 
 @contextlib.contextmanager
 def _checkup(vault_path: str | None) -> Iterator[Any]:
-    from vault_tool.config import resolve_vault_path
-    from vault_tool.health import Checkup
+    from vault_tool.checks.verify import Checkup
+    from vault_tool.storage.config import resolve_vault_path
 
     with Checkup(resolve_vault_path(vault_path)) as checkup:
         yield checkup
@@ -36,7 +36,7 @@ def verify(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
     up first (`vault-tool reindex` and `vault-tool commit` repair). Exit code 0 when all
     agree, 8 when anything disagrees.
     """
-    from vault_tool import health
+    from vault_tool.checks import verify as health
 
     with _checkup(vault_path) as checkup:
         report = health.verify(checkup, progress=progress_callback("Checking files"))
@@ -73,7 +73,7 @@ def doctor(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
     writes, and which process leads the watcher with its last heartbeat. It only looks.
     Exit code 0 when healthy (warnings allowed), 8 when any check fails.
     """
-    from vault_tool import doctor as doctor_module
+    from vault_tool.checks import doctor as doctor_module
 
     with _checkup(vault_path) as checkup:
         report = doctor_module.doctor(checkup, progress=progress_callback("Checking files"))
@@ -124,7 +124,7 @@ def gc(older_than: float | None, vault_path: str | None, as_json: bool) -> None:
     and `git commit-graph write --reachable --changed-paths`. Memories and their
     history are never changed. Prints sizes before and after.
     """
-    from vault_tool import gc as gc_module
+    from vault_tool.ops import gc as gc_module
 
     with open_vault(vault_path) as vault:
         report = gc_module.collect(

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.main import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.app import emit, open_vault, progress_callback, vault_options
 
 
 @click.command()

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.main import emit, open_vault, vault_options
+from vault_tool.cli.app import emit, open_vault, vault_options
 
 
 @click.command()
@@ -141,7 +141,7 @@ def remember_file(
     the vault updates that memory; otherwise a new memory is created, and its id is
     written into FILE's front matter so that running the command again updates it.
     """
-    from vault_tool.memory import parse
+    from vault_tool.core.memory import parse
 
     name = getattr(file, "name", "-")
     draft = parse(file.read(), name if name != "<stdin>" else "-")

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.main import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.app import emit, open_vault, progress_callback, vault_options
 
 DRY_RUN_HELP = "Show the diff of every file it would rewrite, and write nothing."
 
@@ -22,7 +22,7 @@ def entities(kind: str | None, homonyms: bool, vault_path: str | None, as_json: 
     aside), the same kind, and glosses that share words. Two people called Ana with
     unrelated glosses are two entities; --homonyms lists such names.
     """
-    from vault_tool import ontology
+    from vault_tool.ops import ontology
 
     with open_vault(vault_path) as vault:
         found = ontology.list_entities(vault, kind=kind, homonyms=homonyms)
@@ -52,7 +52,7 @@ def entities(kind: str | None, homonyms: bool, vault_path: str | None, as_json: 
 @vault_options
 def predicates(vault_path: str | None, as_json: bool) -> None:
     """Predicates the facts use, with how many facts and memories use each."""
-    from vault_tool import ontology
+    from vault_tool.ops import ontology
 
     with open_vault(vault_path) as vault:
         found = ontology.list_predicates(vault)
@@ -98,7 +98,7 @@ def rename_entity(
     --homonyms`), pick one with --kind or --gloss-contains. A file with an uncommitted
     hand edit refuses the whole rename (exit 3).
     """
-    from vault_tool import ontology
+    from vault_tool.ops import ontology
 
     with open_vault(vault_path) as vault:
         rewrite = ontology.plan_rename_entity(
@@ -143,7 +143,7 @@ def merge_entity(
     A memory that names both keeps TARGET's declaration. Use it for duplicates
     ("A. Lima" into "Ana Lima") and for homonyms that are one thing after all.
     """
-    from vault_tool import ontology
+    from vault_tool.ops import ontology
 
     with open_vault(vault_path) as vault:
         rewrite = ontology.plan_merge_entity(
@@ -169,7 +169,7 @@ def rename_predicate(
     old: str, new: str, dry_run: bool, vault_path: str | None, as_json: bool
 ) -> None:
     """Rename predicate OLD to NEW (snake_case) in every fact that uses it, as one commit."""
-    from vault_tool import ontology
+    from vault_tool.ops import ontology
 
     with open_vault(vault_path) as vault:
         rewrite = ontology.plan_rename_predicate(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from vault_tool.cli.main import EXIT_CODES, cli
+from vault_tool.cli.app import EXIT_CODES, cli
 
 HEADER = """\
 # vault-tool command reference

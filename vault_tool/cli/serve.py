@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.main import emit, vault_options
-from vault_tool.hosts import HOSTS
+from vault_tool.cli.app import emit, vault_options
+from vault_tool.ops.hosts import HOSTS
 
 
 @click.command()
@@ -129,7 +129,7 @@ def connect(
     into the host's file, keeping everything else, after saving a timestamped backup; when
     the entry is already there nothing is written.
     """
-    from vault_tool import hosts
+    from vault_tool.ops import hosts
 
     root = _existing_vault(vault_path)
     command = hosts.server_command(root)
@@ -186,7 +186,7 @@ def skill(install_dir: str | None, vault_path: str | None, as_json: bool) -> Non
     conflict. With --install DIR it is written as DIR/SKILL.md (front matter: name and
     description), keeping a changed older copy as SKILL.md.bak.
     """
-    from vault_tool import skill as skill_file
+    from vault_tool.ops import skill as skill_file
 
     if not install_dir:
         if as_json:
@@ -206,8 +206,8 @@ def skill(install_dir: str | None, vault_path: str | None, as_json: bool) -> Non
 
 def _existing_vault(vault_path: str | None) -> Path:
     """The vault folder, which must already exist (serving never creates one)."""
-    from vault_tool.config import resolve_vault_path
     from vault_tool.errors import VaultUnavailable
+    from vault_tool.storage.config import resolve_vault_path
 
     root = resolve_vault_path(vault_path)
     # The same test Store.open makes, without loading git: `serve` must answer fast.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from vault_tool.cli.main import emit, progress_callback, vault_options
+from vault_tool.cli.app import emit, progress_callback, vault_options
 
 
 @click.command()
@@ -18,10 +18,10 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
     --sample the vault gets a small engineering team's memories, each in its own commit.
     Works without a global git identity (the vault then commits as vault-tool).
     """
-    from vault_tool.config import resolve_vault_path
-    from vault_tool.engine import Vault
-    from vault_tool.sample import create_sample_vault
-    from vault_tool.store import Store
+    from vault_tool.engine.vault import Vault
+    from vault_tool.ops.sample import create_sample_vault
+    from vault_tool.storage.config import resolve_vault_path
+    from vault_tool.storage.store import Store
 
     root = resolve_vault_path(path or vault_path)
     count = 0

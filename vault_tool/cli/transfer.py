@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.main import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.app import emit, open_vault, progress_callback, vault_options
 
 IMPORT_FORMATS = ("markdown", "basic-memory", "kg-jsonl", "jsonl")
 EXPORT_FORMATS = ("jsonl", "kg-jsonl")
@@ -38,7 +38,7 @@ def import_(path: str, fmt: str, dry_run: bool, vault_path: str | None, as_json:
     redacted. See docs/import-export.md for how each format maps to memories.
     """
     from vault_tool.errors import InvalidInput
-    from vault_tool.transfer import import_source
+    from vault_tool.ops.transfer import import_source
 
     source = Path(path).expanduser()
     if not source.exists():
@@ -99,7 +99,7 @@ def export(fmt: str, output: str | None, vault_path: str | None, as_json: bool) 
     Without --output the lines themselves are the output (with or without --json); with
     --output, a summary is printed (as JSON with --json).
     """
-    from vault_tool.transfer import export_lines
+    from vault_tool.ops.transfer import export_lines
 
     with open_vault(vault_path) as vault:
         lines = export_lines(vault, fmt, progress=progress_callback("Exporting"))

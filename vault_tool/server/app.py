@@ -83,7 +83,7 @@ def client_name(ctx: Any) -> str:
     The host chooses it, so it is redacted like any other text that reaches git history
     (a `Client:` trailer and the `source:` of the memory).
     """
-    from vault_tool.redact import redact_text
+    from vault_tool.core.redact import redact_text
 
     params = ctx.session.client_params
     info = getattr(params, "client_info", None)

@@ -99,7 +99,7 @@ class Runtime:
 
     def open(self) -> None:
         """Open the vault without catching up (the watcher does that in the background)."""
-        from vault_tool.engine import Vault
+        from vault_tool.engine.vault import Vault
         from vault_tool.watcher import Watcher
 
         started = time.perf_counter()

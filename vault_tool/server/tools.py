@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from vault_tool import schema
+from vault_tool.core import schema
 from vault_tool.errors import VaultError
 from vault_tool.server import render
 

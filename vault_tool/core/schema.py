@@ -44,8 +44,9 @@ _DATE_FIELDS = {"since", "until", "expires_at", "created", "updated", "valid_fro
 
 def schema_dir() -> Path:
     """Where the schema files live: inside the installed package, or at the repo's top level."""
-    packaged = Path(__file__).parent / "schema"
-    return packaged if packaged.is_dir() else Path(__file__).parent.parent / "schema"
+    package = Path(__file__).parents[1]
+    packaged = package / "schema"
+    return packaged if packaged.is_dir() else package.parent / "schema"
 
 
 @cache

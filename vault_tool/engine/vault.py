@@ -12,16 +12,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool import ids, ranking, remember, review, schema
-from vault_tool import memory as memory_module
+from vault_tool.core import calls as remember
+from vault_tool.core import ids, schema
+from vault_tool.core import memory as memory_module
+from vault_tool.core.memory import Memory, parse, utc_now
+from vault_tool.engine import history as review
+from vault_tool.engine.intake import Intake, Progress, SyncReport
+from vault_tool.engine.ledger import Ledger
+from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client, write_result
 from vault_tool.errors import Cancelled, InvalidInput, NotFound, VersionConflict
-from vault_tool.index import Index, Indexed
-from vault_tool.intake import Intake, Progress, SyncReport
-from vault_tool.ledger import Ledger
-from vault_tool.memory import Memory, parse, utc_now
-from vault_tool.repo import blob_sha, commit_message
-from vault_tool.store import Change, Store
-from vault_tool.writer import Planned, PlanResult, Writer, clean_client, write_result
+from vault_tool.search import ranking
+from vault_tool.search.index import Index, Indexed
+from vault_tool.storage.git import blob_sha, commit_message
+from vault_tool.storage.store import Change, Store
 
 log = logging.getLogger(__name__)
 

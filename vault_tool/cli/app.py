@@ -49,8 +49,8 @@ def vault_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @contextlib.contextmanager
 def open_vault(vault_path: str | None, *, catch_up: bool = True) -> Iterator[Any]:
     """Open the vault a command works on; close it (and git's helpers) afterwards."""
-    from vault_tool.config import resolve_vault_path
-    from vault_tool.engine import Vault
+    from vault_tool.engine.vault import Vault
+    from vault_tool.storage.config import resolve_vault_path
     from vault_tool.watcher import live_leader
 
     vault = Vault.open(resolve_vault_path(vault_path), client="cli", catch_up=False)

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from vault_tool import schema
-from vault_tool.engine import Planned, Vault
-from vault_tool.entities import Entity, Mention, mentions_of, normalize_name, resolve
+from vault_tool.core import schema
+from vault_tool.core.memory import Entity as Declared
+from vault_tool.core.memory import Fact, Memory, parse
+from vault_tool.engine.vault import Planned, Vault
 from vault_tool.errors import InvalidInput, NotFound, VersionConflict
-from vault_tool.memory import Entity as Declared
-from vault_tool.memory import Fact, Memory, parse
-from vault_tool.repo import blob_sha
+from vault_tool.search.entities import Entity, Mention, mentions_of, normalize_name, resolve
+from vault_tool.storage.git import blob_sha
 
 Progress = Callable[[int, int], None]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vault_tool import ids, redact, schema
+from vault_tool.core import ids, redact, schema
+from vault_tool.core.memory import first_h1, parse_time
 from vault_tool.errors import InvalidInput
-from vault_tool.memory import first_h1, parse_time
 
 _MODE_FIELDS = {
     "create": ({"content_md", "semantic_delta"}, {"memory_id", "expected_version_id"}),

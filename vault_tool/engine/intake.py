@@ -16,13 +16,13 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
-from vault_tool import ids, redact
-from vault_tool import index as index_module
+from vault_tool.core import ids, redact
+from vault_tool.core.memory import Memory, parse
 from vault_tool.errors import InvalidInput, UnparseableFile, VaultError
-from vault_tool.index import Index
-from vault_tool.memory import Memory, parse
-from vault_tool.repo import blob_sha, commit_message
-from vault_tool.store import Store
+from vault_tool.search import index as index_module
+from vault_tool.search.index import Index
+from vault_tool.storage.git import blob_sha, commit_message
+from vault_tool.storage.store import Store
 
 Progress = Callable[[int, int], None]
 HAND_EDIT_CLIENT = "hand-edit"

@@ -9,9 +9,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool import ids, schema
+from vault_tool.core import ids, schema
+from vault_tool.core.memory import (
+    KEY_ORDER,
+    MAX_FILE_BYTES,
+    Entity,
+    Fact,
+    Memory,
+    load_yaml,
+)
 from vault_tool.errors import InvalidInput, UnparseableFile
-from vault_tool.importers.items import (
+from vault_tool.ops.importers.items import (
     ENTITIES_MAX,
     FACTS_MAX,
     GLOSS_MAX,
@@ -28,14 +36,6 @@ from vault_tool.importers.items import (
     shorten,
     snake_case,
     text_field,
-)
-from vault_tool.memory import (
-    KEY_ORDER,
-    MAX_FILE_BYTES,
-    Entity,
-    Fact,
-    Memory,
-    load_yaml,
 )
 
 # Obsidian's inline tag: '#' then letters, digits, _, -, /, not all digits; not inside a word,

@@ -5,17 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from vault_tool.memory import parse
-from vault_tool.repo import commit_message
-from vault_tool.store import Change, Store, is_memory_path
+from vault_tool.core.memory import parse
+from vault_tool.storage.git import commit_message
+from vault_tool.storage.store import Change, Store, is_memory_path
 
 SAMPLE_CLIENT = "sample"
 
 
 def sample_dir() -> Path:
     """The sample memories: inside the installed package, or at the repo's top level."""
-    packaged = Path(__file__).parent / "sample_vault"
-    return packaged if packaged.is_dir() else Path(__file__).parent.parent / "sample-vault"
+    package = Path(__file__).parents[1]
+    packaged = package / "sample_vault"
+    return packaged if packaged.is_dir() else package.parent / "sample-vault"
 
 
 def create_sample_vault(root: Path, progress: Callable[[int, int], None] | None = None) -> int:

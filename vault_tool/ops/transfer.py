@@ -13,13 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from vault_tool import ids, importers, redact
-from vault_tool import index as index_module
-from vault_tool.engine import Planned, Vault
+from vault_tool.core import ids, redact
+from vault_tool.core.memory import Memory, parse, utc_now
+from vault_tool.engine.vault import Planned, Vault
 from vault_tool.errors import InvalidInput, UnparseableFile
-from vault_tool.importers import Item, Progress
-from vault_tool.memory import Memory, parse, utc_now
-from vault_tool.store import is_memory_path
+from vault_tool.ops import importers
+from vault_tool.ops.importers import Item, Progress
+from vault_tool.search import index as index_module
+from vault_tool.storage.store import is_memory_path
 
 IMPORT_CLIENT = "import"
 EXPORT_FORMATS = ("jsonl", "kg-jsonl")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vault_tool import schema
+from vault_tool.core import schema
 
 FILE_NAME = "SKILL.md"
 

@@ -11,12 +11,13 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from vault_tool import ids, ranking
-from vault_tool import index as index_module
+from vault_tool.core import ids
+from vault_tool.core.memory import Memory, parse, parse_time
 from vault_tool.errors import InvalidInput, NotFound, UnparseableFile
-from vault_tool.memory import Memory, parse, parse_time
-from vault_tool.repo import Commit, blob_sha
-from vault_tool.store import Store, is_memory_path
+from vault_tool.search import index as index_module
+from vault_tool.search import ranking
+from vault_tool.storage.git import Commit, blob_sha
+from vault_tool.storage.store import Store, is_memory_path
 
 _SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
 

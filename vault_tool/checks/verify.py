@@ -22,11 +22,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_tool import config as config_module
 from vault_tool.errors import UnparseableFile, VaultError, VaultUnavailable
-from vault_tool.index import _META_FILE, INDEX_SCHEMA_VERSION, Index
-from vault_tool.repo import blob_sha, open_repo
-from vault_tool.store import Store, is_memory_path
+from vault_tool.search.index import _META_FILE, INDEX_SCHEMA_VERSION, Index
+from vault_tool.storage import config as config_module
+from vault_tool.storage.git import blob_sha, open_repo
+from vault_tool.storage.store import Store, is_memory_path
 
 Progress = Callable[[int, int], None]
 
@@ -177,8 +177,8 @@ def _documents(index: Index) -> dict[str, _Doc]:
 
 def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
     """Compare every file with the index and with git; list every disagreement."""
-    from vault_tool.memory import parse
-    from vault_tool.redact import find_secret_kinds
+    from vault_tool.core.memory import parse
+    from vault_tool.core.redact import find_secret_kinds
 
     store = checkup.store
     report = VerifyReport(index=checkup.index_state)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.ids import new_id
+from vault_tool.core.ids import new_id
 
 FSYNC_DELAY = 0.2
 # Feedback has a file of its own: searches read it, and it changes far less often.

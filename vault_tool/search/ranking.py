@@ -27,8 +27,8 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from vault_tool.entities import compatible, gloss_words, normalize_name
-from vault_tool.memory import parse_time
+from vault_tool.core.memory import parse_time
+from vault_tool.search.entities import compatible, gloss_words, normalize_name
 
 # A word in more than this share of all memories is dropped when the query has rarer ones.
 COMMON_SHARE = 0.2
@@ -103,7 +103,7 @@ def query_words(text: str) -> list[str]:
 @lru_cache(maxsize=4096)
 def _query_words(text: str) -> tuple[str, ...]:
     # Cached: feedback compares every search with the queries operators judged.
-    from vault_tool.index import text_analyzer
+    from vault_tool.search.index import text_analyzer
 
     return tuple(dict.fromkeys(token.text for token in text_analyzer()(text)))
 
@@ -243,7 +243,7 @@ def valid_time_match(facts: list[dict[str, Any]], dates: list[str], words: list[
 
 def _holds_in(fact: dict[str, Any], date: str) -> bool:
     """Whether a fact holds on a day, or on some day of a month."""
-    from vault_tool.review import valid_on  # (review imports this module)
+    from vault_tool.engine.history import valid_on  # (review imports this module)
 
     if len(date) == 10:
         return valid_on(fact, date)

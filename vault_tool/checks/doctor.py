@@ -18,9 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_tool import config as config_module
-from vault_tool.errors import VaultError
-from vault_tool.health import (
+from vault_tool.checks.verify import (
     Checkup,
     Issue,
     Progress,
@@ -29,8 +27,10 @@ from vault_tool.health import (
     git_processes,
     verify,
 )
-from vault_tool.index import INDEX_SCHEMA_VERSION
-from vault_tool.store import Store
+from vault_tool.errors import VaultError
+from vault_tool.search.index import INDEX_SCHEMA_VERSION
+from vault_tool.storage import config as config_module
+from vault_tool.storage.store import Store
 
 
 @dataclass
@@ -149,7 +149,7 @@ def _check_git(checkup: Checkup) -> Check:
     where = f"on {branch}" if branch else "on a detached HEAD"
     details = [{"head": head, "branch": branch, "user.name": name, "user.email": email}]
     if not (name and email):
-        from vault_tool.repo import FALLBACK_EMAIL, FALLBACK_NAME
+        from vault_tool.storage.git import FALLBACK_EMAIL, FALLBACK_NAME
 
         return Check(
             "git",

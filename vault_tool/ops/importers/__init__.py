@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from vault_tool.errors import InvalidInput
-from vault_tool.importers import jsonl, markdown
-from vault_tool.importers.items import Item, Progress, Skipped, Source, Unusable, prepare
+from vault_tool.ops.importers import jsonl, markdown
+from vault_tool.ops.importers.items import Item, Progress, Skipped, Source, Unusable, prepare
 
 FORMATS = ("markdown", "basic-memory", "kg-jsonl", "jsonl")
 

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from vault_tool import ids, schema
+from vault_tool.core import ids, schema
+from vault_tool.core.memory import KEY_ORDER, Entity, Fact, Memory, first_h1
 from vault_tool.errors import InvalidInput
-from vault_tool.importers.items import (
+from vault_tool.ops.importers.items import (
     ENTITIES_MAX,
     FACTS_MAX,
     GLOSS_MAX,
@@ -24,7 +25,6 @@ from vault_tool.importers.items import (
     snake_case,
     text_field,
 )
-from vault_tool.memory import KEY_ORDER, Entity, Fact, Memory, first_h1
 
 # --- the MCP memory server's knowledge graph ---------------------------------------------
 

@@ -9,9 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vault_tool import redact
-from vault_tool.errors import UnparseableFile
-from vault_tool.memory import (
+from vault_tool.core import redact
+from vault_tool.core.memory import (
     Entity,
     Fact,
     Memory,
@@ -21,6 +20,7 @@ from vault_tool.memory import (
     parse,
     render,
 )
+from vault_tool.errors import UnparseableFile
 
 Progress = Callable[[int, int], None]
 

@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.entities import normalize_name
+from vault_tool.core.memory import Memory, parse_time
 from vault_tool.errors import NotFound, VaultError
-from vault_tool.memory import Memory, parse_time
+from vault_tool.search.entities import normalize_name
 
 log = logging.getLogger(__name__)
 

@@ -64,7 +64,7 @@ def _gloss_words(gloss: str) -> frozenset[str]:
 
 @cache
 def _analyzer() -> Any:
-    from vault_tool.index import text_analyzer
+    from vault_tool.search.index import text_analyzer
 
     return text_analyzer()
 

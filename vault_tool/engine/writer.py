@@ -10,13 +10,14 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from vault_tool import ids, redact, remember
-from vault_tool import index as index_module
+from vault_tool.core import calls as remember
+from vault_tool.core import ids, redact
+from vault_tool.core.memory import Memory, memory_from_delta, parse, render, utc_now
 from vault_tool.errors import InvalidInput, NotFound, UnparseableFile, VersionConflict
-from vault_tool.index import Index, Indexed
-from vault_tool.memory import Memory, memory_from_delta, parse, render, utc_now
-from vault_tool.repo import blob_sha, commit_message
-from vault_tool.store import Change, Store
+from vault_tool.search import index as index_module
+from vault_tool.search.index import Index, Indexed
+from vault_tool.storage.git import blob_sha, commit_message
+from vault_tool.storage.store import Change, Store
 
 # Folders hold a month of one type; past this many files a day level is added, because
 # every commit rewrites the tree objects of the folders on its path.

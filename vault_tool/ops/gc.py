@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from vault_tool.engine import Vault
+from vault_tool.engine.vault import Vault
 
 Progress = Callable[[int, int], None]
 # Every ledger record is a JSON object whose first key is "type" (ledger.py writes them so).

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from vault_tool import schema
+from vault_tool.core import schema
 from vault_tool.errors import InvalidInput, UnparseableFile
 
 KEY_ORDER = (

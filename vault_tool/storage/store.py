@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vault_tool import config as config_module
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VaultUnavailable
-from vault_tool.repo import (
+from vault_tool.storage import config as config_module
+from vault_tool.storage.git import (
     FALLBACK_EMAIL,
     FALLBACK_NAME,
     Repository,
@@ -30,7 +30,7 @@ from vault_tool.repo import (
     clear_git_environment,
     open_repo,
 )
-from vault_tool.trees import NotATree
+from vault_tool.storage.trees import NotATree
 
 log = logging.getLogger(__name__)
 

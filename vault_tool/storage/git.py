@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
-from vault_tool.trees import Entries, NotATree, edit_tree, mktree_input, tree_sha
+from vault_tool.storage.trees import Entries, NotATree, edit_tree, mktree_input, tree_sha
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""verify and doctor: look, never repair."""

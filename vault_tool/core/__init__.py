@@ -1,0 +1,1 @@
+"""Values and rules, pure: memories, ids, redaction, schemas, call checks, time, text."""

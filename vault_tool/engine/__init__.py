@@ -1,0 +1,1 @@
+"""The only composer: Vault, with its writer, intake, history and ledger."""

@@ -1,0 +1,1 @@
+"""Operator verbs over many files, written against Vault only."""

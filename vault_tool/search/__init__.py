@@ -1,0 +1,1 @@
+"""The Whoosh cache and the ranking maths."""

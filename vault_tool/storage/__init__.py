@@ -1,0 +1,1 @@
+"""The folder and git: finding the vault, running git, the commit protocol, the store."""
