@@ -1,7 +1,7 @@
 """Basic Memory (PyPI `basic-memory`) over the same notes, for bench/quality.py.
 
 It needs Python >= 3.12, so it runs from its own venv, given as --basic-memory PYTHON
-(see docs/benchmarks.md for how that venv was made on this machine). Its network
+(docs/benchmarks.md says how such a venv can be made). Its network
 features are switched off through its settings: automatic updates, the cloud promo,
 Logfire telemetry, semantic search (which would download an embedding model), FastMCP's
 update check and banner; HF_HUB is set offline. Each memory becomes one Basic Memory note
@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from generate import Corpus, placed
+
+from bench.generate import Corpus, placed
 
 K = 10
 

@@ -1,6 +1,6 @@
 """Generate a seeded, realistic vault of N memories in the vault's own format.
 
-    python bench/generate.py PATH --count 10000 [--seed 7]
+    python -m bench.generate PATH --count 10000 [--seed 7]
 
 A team's memories over about three years, drawn from one consistent world: services with
 an owner, a region and a datastore; people with a role on a team (some share a first name
@@ -25,9 +25,9 @@ from pathlib import Path
 
 from ulid import ULID
 
+from vault_tool.core.entities import compatible
 from vault_tool.core.ids import slugify
 from vault_tool.core.memory import Entity, Fact, Memory, render
-from vault_tool.search.entities import compatible
 from vault_tool.storage.store import Store
 
 FIRST = [

@@ -1,10 +1,10 @@
 """Speed over stdio with the official MCP client, as a host sees it.
 
-    python bench/mcp_speed.py --count 10000 [--queries 200] [--writes 30] [--edits 10]
+    python -m bench.mcp_speed --count 10000 [--queries 200] [--writes 30] [--edits 10]
 
 On a generated vault, indexed first with `vault-tool reindex` (timed, with its peak
 memory): server start to `initialize` answered, to `tools/list` and to the first search
-(bench/mcp_start.py, a fresh process per run); then one `vault-tool serve` driven by the
+(bench.mcp_start, a fresh process per run); then one `vault-tool serve` driven by the
 SDK's ClientSession over stdio_client: search of 1-3 words and of a sentence, remember
 create, update and a 20-item batch, hand edit -> searchable (seen by a search tool call)
 and -> committed, and the server's peak memory. Prints a table and writes
@@ -26,10 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from mcp_start import one_run
-from measure import (
+from bench.mcp_start import one_run
+from bench.measure import (
     folder_mb,
     load_average,
     print_figures,
@@ -37,7 +35,7 @@ from measure import (
     summary,
     write_results,
 )
-from speed import (
+from bench.speed import (
     SENTENCES,
     SHORT,
     edit_file,

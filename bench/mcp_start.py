@@ -1,6 +1,6 @@
 """Server start to first answers, over stdio: initialize, tools/list, and a first search.
 
-    python bench/mcp_start.py VAULT [--runs 7]
+    python -m bench.mcp_start VAULT [--runs 7]
 
 Spawns `vault-tool serve --vault VAULT` afresh for each run (as a host does), writes the
 2025-11-25 handshake, and times each answer from the moment the process was started. Prints

@@ -1,6 +1,6 @@
 """Retrieval quality, side by side: vault_tool and the bm25s lexical reference on one vault.
 
-    python bench/quality.py --count 10000 [--per-type 30] [--basic-memory PYTHON]
+    python -m bench.quality --count 10000 [--per-type 30] [--basic-memory PYTHON]
 
 Generates the vault (seed 7), draws the question sets of bench/questions.py (tuning seeds
 1 and 2, held-out seed 3), and for each system measures index time, search latency and
@@ -19,23 +19,19 @@ the tuning seeds (best balanced accuracy) and applied unchanged to the held-out 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import re
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import itertools
-
-from generate import build, write_corpus
-from measure import Timer, load_average, summary, table, write_results
-from questions import HELD_OUT_SEED, SEEDS, TUNING_SEEDS, TYPES, Question, questions
+from bench.generate import build, write_corpus
+from bench.measure import Timer, load_average, summary, table, write_results
+from bench.questions import HELD_OUT_SEED, SEEDS, TUNING_SEEDS, TYPES, Question, questions
 
 VAULT_SEED = 7
 K = 10
@@ -65,13 +61,13 @@ class VaultTool:
         return [(h["memory_id"], h["score"]) for h in hits]
 
     def words(self, query: str) -> int:
-        from vault_tool.search.ranking import query_words
+        from vault_tool.core.text import query_words
 
         return len(query_words(query))
 
     def last_handle(self) -> str:
         """The ledger handle of the latest search (operators see it in `vault-tool ledger`)."""
-        newest = max(self.vault.ledger.dir.glob("2*.jsonl"))
+        newest = max(self.vault.places.ledger.glob("2*.jsonl"))
         with newest.open("rb") as f:
             f.seek(max(0, newest.stat().st_size - 65536))
             return json.loads(f.read().splitlines()[-1])["id"]
@@ -338,7 +334,7 @@ def bench(count: int, per_type: int, workdir: Path, basic_memory: str | None) ->
             results["systems"]["vault_tool"], results["systems"]["bm25s"]
         )
     if basic_memory:
-        from basic_memory_ref import measure_basic_memory
+        from bench.basic_memory_ref import measure_basic_memory
 
         results["systems"]["basic_memory"] = measure_basic_memory(
             basic_memory, path, corpus, sets, workdir, measure_system

@@ -27,7 +27,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from generate import COMPONENTS, UNKNOWN_DOMAINS, UNKNOWN_TOOLS, Corpus
+from bench.generate import COMPONENTS, UNKNOWN_DOMAINS, UNKNOWN_TOOLS, Corpus
 
 # Frozen before any tuning: thresholds and weights are chosen on TUNING_SEEDS only;
 # HELD_OUT_SEED is reported and never tuned on.

@@ -1,6 +1,6 @@
 """Tables and plots for docs/benchmarks.md from the JSON in bench/results/.
 
-    python bench/report.py [--results bench/results] [--doc docs/benchmarks.md]
+    python -m bench.report [--results bench/results] [--doc docs/benchmarks.md]
 
 Rewrites the part of docs/benchmarks.md between the `<!-- results:start -->` and
 `<!-- results:end -->` markers (the prose around it is kept) and draws the PNG plots into

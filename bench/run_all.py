@@ -1,13 +1,13 @@
 """Every benchmark at every size, then the report: the full run behind docs/benchmarks.md.
 
-    python bench/run_all.py [--sizes 1000 10000 100000] [--basic-memory PYTHON]
+    python -m bench.run_all [--sizes 1000 10000 100000] [--basic-memory PYTHON]
                             [--basic-memory-sizes 1000] [--max-load 1.2]
 
-Runs bench/speed.py, bench/mcp_speed.py and bench/quality.py one after another (each in
-its own process, each on a fresh generated vault), waiting before each until the
-1-minute load average is below --max-load (other work on the machine skews timings),
-then bench/report.py. Basic Memory indexes about 7 notes a second, so it is measured
-only at --basic-memory-sizes.
+Runs bench.speed, bench.mcp_speed and bench.quality one after another (each in its own
+process, each on a fresh generated vault), waiting before each until the 1-minute load
+average is below --max-load (other work on the machine skews timings), then bench.report.
+Basic Memory indexes slowly (docs/benchmarks.md has its figures), so it is measured only
+at --basic-memory-sizes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).parent
+# Each benchmark runs as a module of the bench package, from the repository root.
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def wait_for_quiet(max_load: float, patience: float) -> float:
@@ -30,11 +31,11 @@ def wait_for_quiet(max_load: float, patience: float) -> float:
     return os.getloadavg()[0]
 
 
-def run(script: str, *args: str) -> None:
+def run(module: str, *args: str) -> None:
     """One benchmark in its own process."""
-    command = [sys.executable, str(HERE / script), *args]
+    command = [sys.executable, "-m", f"bench.{module}", *args]
     print("$", " ".join(command[1:]), flush=True)
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, cwd=ROOT)
 
 
 def main() -> None:
@@ -47,10 +48,10 @@ def main() -> None:
     parser.add_argument("--skip", nargs="*", default=[], choices=["speed", "mcp", "quality"])
     args = parser.parse_args()
     for size in args.sizes:
-        for name, script, extra in (
-            ("speed", "speed.py", []),
-            ("mcp", "mcp_speed.py", []),
-            ("quality", "quality.py", []),
+        for name, module, extra in (
+            ("speed", "speed", []),
+            ("mcp", "mcp_speed", []),
+            ("quality", "quality", []),
         ):
             if name in args.skip:
                 continue
@@ -58,8 +59,8 @@ def main() -> None:
                 extra = ["--basic-memory", args.basic_memory]
             load = wait_for_quiet(args.max_load, args.patience)
             print(f"load average before {name} at {size}: {load:.2f}", flush=True)
-            run(script, "--count", str(size), *extra)
-    run("report.py")
+            run(module, "--count", str(size), *extra)
+    run("report")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """In-process speed benchmark on a generated vault: reindex, search, remember, hand edits.
 
-    python bench/speed.py --count 10000 [--queries 300] [--writes 50] [--edits 30]
+    python -m bench.speed --count 10000 [--queries 300] [--writes 50] [--edits 30]
 
 Reports the median and p95 of: a full reindex (one run, with the peak memory it took and
 the index size), searches of 1-3 words and of a sentence, remember create, update and a
@@ -23,9 +23,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from measure import (
+from bench.measure import (
     Timer,
     folder_mb,
     load_average,
@@ -36,6 +34,9 @@ from measure import (
     summary,
     write_results,
 )
+
+# The generator runs as a module of the bench package, from the repository root.
+ROOT = Path(__file__).resolve().parents[1]
 
 SHORT = [
     "billing",
@@ -61,12 +62,13 @@ __all__ = ["SENTENCES", "SHORT", "generate_vault", "percentile", "summary"]
 
 def generate_vault(path: Path, count: int, seed: int = 7) -> float:
     """Write the generated vault from a child process (keeps this one's memory lean)."""
-    script = Path(__file__).parent / "generate.py"
+    options = ["--count", str(count), "--seed", str(seed)]
     with Timer() as t:
         subprocess.run(
-            [sys.executable, str(script), str(path), "--count", str(count), "--seed", str(seed)],
+            [sys.executable, "-m", "bench.generate", str(path.absolute()), *options],
             check=True,
             stdout=subprocess.DEVNULL,
+            cwd=ROOT,
         )
     return t.seconds
 
@@ -216,7 +218,7 @@ def bench(
         while not vault.search({"query": word})["selected_hits"]:
             time.sleep(0.005)
         searchable.append(time.perf_counter() - t0)
-        while vault.store.uncommitted_paths():
+        while vault.uncommitted():
             time.sleep(0.005)
         committed.append(time.perf_counter() - t0)
     watcher.stop()

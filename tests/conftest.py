@@ -9,6 +9,19 @@ import pytest
 from vault_tool.engine.vault import Vault
 from vault_tool.storage.store import Store
 
+# Folders whose tests start servers, kill processes or run for seconds: marked `slow`, so
+# `pytest -m "not slow"` is a quick inner loop. A plain `pytest` runs them all.
+SLOW_TIERS = ("e2e", "reliability", "bench")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test under a slow tier's folder `slow`."""
+    here = Path(__file__).parent
+    for item in items:
+        parts = item.path.relative_to(here).parts if item.path.is_relative_to(here) else ()
+        if parts and parts[0] in SLOW_TIERS:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(autouse=True)
 def isolated_environment(

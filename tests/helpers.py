@@ -1,10 +1,65 @@
-"""Helpers shared by tests: running git, capturing a vault's visible state, valid calls."""
+"""Helpers shared by tests: waiting, running git, capturing a vault's visible state, valid calls."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def eventually(
+    condition: Callable[[], T],
+    timeout: float = 5.0,
+    interval: float = 0.02,
+    *,
+    what: str | None = None,
+) -> T:
+    """Call condition until it returns something truthy and return it; fail after timeout s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(_timed_out(condition, what, timeout, value))
+        time.sleep(min(interval, left))
+
+
+async def eventually_async(
+    condition: Callable[[], Awaitable[T]],
+    timeout: float = 5.0,
+    interval: float = 0.02,
+    *,
+    what: str | None = None,
+) -> T:
+    """eventually() for a condition that must be awaited (a call over an MCP session)."""
+    import anyio
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await condition()
+        if value:
+            return value
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(_timed_out(condition, what, timeout, value))
+        await anyio.sleep(min(interval, left))
+
+
+def _timed_out(condition: Callable, what: str | None, timeout: float, value: object) -> str:
+    if what is None:
+        try:
+            what = " ".join(inspect.getsource(condition).split())
+        except (OSError, TypeError):
+            what = getattr(condition, "__qualname__", repr(condition))
+    return f"timed out after {timeout:g} s waiting for {what[:300]} (last value: {value!r:.300})"
 
 
 def git(path: Path, *args: str) -> str:

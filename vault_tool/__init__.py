@@ -1,3 +1,57 @@
-"""vault_tool: a memory vault for AI agents, kept as Markdown files in a git repository."""
+"""vault_tool: a memory vault for AI agents, kept as Markdown files in a git repository.
+
+The library interface for scripts is `Vault`, the same door the CLI and the MCP server use:
+
+    from vault_tool import Vault
+
+    with Vault.open("notes/vault", client="my-script") as vault:
+        hits = vault.search({"query": "who owns the billing service"})["selected_hits"]
+        vault.remember({"mode": "create", "content_md": "# ...", "semantic_delta": {...}})
+
+Every refusal is a `VaultError` (see vault_tool.errors for the tree and its codes). Anything
+not exported here is internal and may change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from vault_tool.errors import (
+    Cancelled,
+    InvalidInput,
+    LimitExceeded,
+    NotFound,
+    UnparseableFile,
+    VaultBusy,
+    VaultError,
+    VaultUnavailable,
+    VersionConflict,
+)
+
+if TYPE_CHECKING:
+    from vault_tool.engine.vault import Vault
 
 __version__ = "0.1.0"
+__all__ = [
+    "Cancelled",
+    "InvalidInput",
+    "LimitExceeded",
+    "NotFound",
+    "UnparseableFile",
+    "Vault",
+    "VaultBusy",
+    "VaultError",
+    "VaultUnavailable",
+    "VersionConflict",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # Vault is imported on first use: it brings in the index and git code, which
+    # `vault-tool --help` and the server's early handshake should not pay for.
+    if name == "Vault":
+        from vault_tool.engine.vault import Vault
+
+        return Vault
+    raise AttributeError(f"module 'vault_tool' has no attribute {name!r}")

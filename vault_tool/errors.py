@@ -1,26 +1,84 @@
-"""One exception hierarchy. Each error knows its code for MCP results and its CLI exit code.
+"""The error tree and the one table every surface reads its codes from.
 
-Exit codes (documented in docs/cli.md):
-  0 success, 1 internal error, 2 invalid input, 3 version conflict, 4 not found,
-  5 limit exceeded, 6 vault busy, 7 no vault / vault broken, 8 unhealthy (doctor, verify).
+    VaultError                  internal_error      a bug or an environment failure
+    ├── InvalidInput            invalid_input       the call or the file is malformed
+    │   ├── LimitExceeded       limit_exceeded      too large or too many
+    │   └── UnparseableFile     unparseable_file    a memory file that cannot be read
+    ├── VersionConflict         version_conflict    changed since read, or a hand edit pending
+    ├── NotFound                not_found           no memory, version or record with that id
+    ├── VaultBusy               vault_busy          a lock held too long
+    ├── VaultUnavailable        vault_unavailable   no vault there, or its repository is broken
+    ├── ReadOnlyAccess          forbidden           the caller's token may only search
+    └── Cancelled               cancelled           the caller gave up; nothing was recorded
+
+Core modules raise these; only the edges map them: the MCP wrapper to an isError result
+whose structuredContent carries `code` (schema/error.schema.json enumerates CODES), the
+CLI to a message and the exit code below. docs/cli.md and docs/mcp.md render this table.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """One row of the table: the code an agent reads, the exit code a script reads."""
+
+    code: str
+    exit_code: int
+    meaning: str
+
+
+CODES: dict[str, ErrorCode] = {
+    row.code: row
+    for row in (
+        ErrorCode("internal_error", 1, "a bug or an environment failure (details in the log)"),
+        ErrorCode("invalid_input", 2, "the call, a file or a setting is malformed"),
+        ErrorCode("unparseable_file", 2, "a memory file cannot be read (bad YAML, no title)"),
+        ErrorCode("version_conflict", 3, "the memory changed since it was read"),
+        ErrorCode("not_found", 4, "no memory, version or record has that id"),
+        ErrorCode("limit_exceeded", 5, "too large or too many (content, batch, entities)"),
+        ErrorCode("vault_busy", 6, "another writer or git command held a lock too long"),
+        ErrorCode("vault_unavailable", 7, "no vault there, or its repository cannot be used"),
+        ErrorCode("forbidden", 1, "the connection's token may search but not write"),
+        ErrorCode("cancelled", 130, "the caller cancelled; nothing was recorded"),
+    )
+}
+
+# What each exit code of the CLI means: the error codes above, plus outcomes that are not
+# errors. The CLI's epilog and docs/cli.md are rendered from this.
+UNHEALTHY = 8
+EXIT_CODES: dict[int, str] = {
+    0: "success",
+    1: "internal error",
+    2: "invalid input or usage",
+    3: "version conflict",
+    4: "not found",
+    5: "limit exceeded",
+    6: "vault busy",
+    7: "no vault or vault broken",
+    UNHEALTHY: "unhealthy (verify, doctor)",
+    130: "cancelled or interrupted",
+}
 
 
 class VaultError(Exception):
     """Base of every error the vault reports to a person or an agent."""
 
     code = "internal_error"
-    exit_code = 1
 
     def __init__(self, message: str, *, hint: str = "", field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.field = field
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI's exit code for this error (from CODES)."""
+        return CODES[self.code].exit_code
 
     def to_dict(self) -> dict[str, Any]:
         """The `{"error": {...}}` shape of a refused tool call."""
@@ -37,21 +95,35 @@ class InvalidInput(VaultError):
     """The call or the file is malformed; the message names the field and the fix."""
 
     code = "invalid_input"
-    exit_code = 2
 
 
 class LimitExceeded(InvalidInput):
     """Too large or too many: content size, batch size, entity or fact counts."""
 
     code = "limit_exceeded"
-    exit_code = 5
+
+
+class UnparseableFile(InvalidInput):
+    """A memory file that cannot be read: bad YAML, wrong field shapes, no H1.
+
+    The hint is the fix for this file's problem, so a reader (doctor, the watcher's log,
+    an agent) never has to guess it from the reason's wording.
+    """
+
+    code = "unparseable_file"
+
+    def __init__(self, path: str, line: int | None, reason: str, hint: str) -> None:
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: {reason}", hint=hint)
+        self.path = path
+        self.line = line
+        self.reason = reason
 
 
 class VersionConflict(VaultError):
     """The memory changed since the caller read it, or has an uncommitted hand edit."""
 
     code = "version_conflict"
-    exit_code = 3
 
     def __init__(self, message: str, *, current_version_id: str, hint: str = "") -> None:
         super().__init__(message, hint=hint, field="expected_version_id")
@@ -67,38 +139,27 @@ class NotFound(VaultError):
     """No memory (or version, or record) with that id."""
 
     code = "not_found"
-    exit_code = 4
 
 
 class VaultBusy(VaultError):
-    """Another writer held the vault lock, or git's own lock, for too long."""
+    """Another writer held the vault lock, git's own lock, or the index's, for too long."""
 
     code = "vault_busy"
-    exit_code = 6
 
 
 class VaultUnavailable(VaultError):
     """No vault at the given place, or its repository cannot be used."""
 
     code = "vault_unavailable"
-    exit_code = 7
+
+
+class ReadOnlyAccess(VaultError):
+    """The caller's token may search but not write."""
+
+    code = "forbidden"
 
 
 class Cancelled(VaultError):
     """The caller cancelled the request; nothing was recorded."""
 
     code = "cancelled"
-    exit_code = 130
-
-
-class UnparseableFile(InvalidInput):
-    """A memory file that cannot be read: bad YAML, wrong field shapes, no H1."""
-
-    code = "unparseable_file"
-
-    def __init__(self, path: str, line: int | None, reason: str, hint: str) -> None:
-        where = f"{path}:{line}" if line else path
-        super().__init__(f"{where}: {reason}", hint=hint)
-        self.path = path
-        self.line = line
-        self.reason = reason

@@ -15,17 +15,19 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core.ids import is_memory_path
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultError
-from vault_tool.storage.store import is_memory_path
+from vault_tool.storage.durable import replace_text
+from vault_tool.storage.processes import HEARTBEAT_SECONDS
 
 log = logging.getLogger(__name__)
 
 LEADER_RETRY_SECONDS = 1.0
-HEARTBEAT_SECONDS = 1.0
 # A file that never goes quiet (a log someone appends to) is still taken in this often.
 MAX_DELAY_SECONDS = 5.0
 _TICK = 0.05
@@ -42,30 +44,57 @@ class _StopRace(logging.Filter):
         return "called when the thread is inactive" not in record.getMessage()
 
 
-def live_leader(run_dir: Path) -> dict[str, Any] | None:
-    """The leader's heartbeat record if a live process leads this vault's watching."""
-    try:
-        info = json.loads((run_dir / "leader.json").read_text())
-        os.kill(int(info["pid"]), 0)
-    except PermissionError:
-        pass  # alive, owned by another user
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    fresh = time.time() - float(info.get("heartbeat", 0)) < 3 * HEARTBEAT_SECONDS
-    return info if fresh else None
+class Debouncer:
+    """Paths that had events, each handed out once quiet for `quiet` seconds.
+
+    An editor saves in bursts (write, rename, chmod); taking a file in after the burst reads
+    it once, whole. Time comes from `clock`, so a test can step it.
+    """
+
+    def __init__(self, quiet: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.quiet = quiet
+        self.clock = clock
+        self._pending: dict[str, tuple[float, float]] = {}  # path -> (first, last) event time
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def note(self, path: str) -> None:
+        """An event for path: its quiet period starts again."""
+        now = self.clock()
+        first = self._pending.get(path, (now, now))[0]
+        self._pending[path] = (first, now)
+
+    def due(self) -> list[str]:
+        """The paths quiet for long enough or pending too long, now no longer pending."""
+        now = self.clock()
+        due = [
+            p
+            for p, (first, last) in self._pending.items()
+            if now - last >= self.quiet or now - first >= MAX_DELAY_SECONDS
+        ]
+        for path in due:
+            del self._pending[path]
+        return due
+
+    def again(self, paths: list[str]) -> None:
+        """Paths that could not be taken in: pending again, as if their event came now."""
+        now = self.clock()
+        for path in paths:
+            self._pending.setdefault(path, (now, now))
 
 
 class Watcher:
     """Leads watching the vault when it can; otherwise stands by to take over."""
 
-    def __init__(self, vault: Vault) -> None:
+    def __init__(self, vault: Vault, clock: Callable[[], float] = time.monotonic) -> None:
         self.vault = vault
         self.root = vault.root
-        self.debounce = vault.store.config.debounce_ms / 1000
+        self.debounce = vault.settings.debounce_ms / 1000
         self.leading = threading.Event()
         self.ready = threading.Event()  # set once the leader has caught up with the folder
         self._stop = threading.Event()
-        self._pending: dict[str, tuple[float, float]] = {}  # path -> (first, last) event time
+        self._pending = Debouncer(self.debounce, clock)
         self._rescan = False
         self._mutex = threading.Lock()
         self._lock_fd: int | None = None
@@ -102,7 +131,7 @@ class Watcher:
                 self._stop.wait(LEADER_RETRY_SECONDS)
 
     def _try_lead(self) -> bool:
-        path = self.vault.store.run_dir / "leader.lock"
+        path = self.vault.places.run / "leader.lock"
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -117,7 +146,7 @@ class Watcher:
         self.leading.clear()
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
-                (self.vault.store.run_dir / "leader.json").unlink()
+                (self.vault.places.run / "leader.json").unlink()
             os.close(self._lock_fd)
             self._lock_fd = None
 
@@ -144,10 +173,7 @@ class Watcher:
             "since": started,
             "heartbeat": time.time(),
         }
-        path = self.vault.store.run_dir / "leader.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(info))
-        os.replace(tmp, path)
+        replace_text(self.vault.places.run / "leader.json", json.dumps(info))
 
     # --- events ----------------------------------------------------------------------------
 
@@ -178,7 +204,6 @@ class Watcher:
     def _on_event(self, event: Any) -> None:
         if event.event_type in ("opened", "closed_no_write"):
             return
-        now = time.monotonic()
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             if not raw:
                 continue
@@ -196,22 +221,14 @@ class Watcher:
                     if event.event_type in ("moved", "deleted"):
                         self._rescan = True
                 elif is_memory_path(rel):
-                    first = self._pending.get(rel, (now, now))[0]
-                    self._pending[rel] = (first, now)
+                    self._pending.note(rel)
 
     def _flush(self) -> None:
-        now = time.monotonic()
         with self._mutex:
             rescan, self._rescan = self._rescan, False
-            due = [
-                p
-                for p, (first, last) in self._pending.items()
-                if now - last >= self.debounce or now - first >= MAX_DELAY_SECONDS
-            ]
-            for path in due:
-                del self._pending[path]
+            due = self._pending.due()
         try:
-            due = [path for path in due if not self.vault.intake.settled(path)]
+            due = [path for path in due if not self.vault.settled(path)]
             if due:
                 self.vault.sync_paths(due)
             if rescan:
@@ -219,20 +236,14 @@ class Watcher:
         except VaultError as problem:
             log.warning("could not take in changes (%s); retrying", problem)
             with self._mutex:
-                for path in due:
-                    self._pending.setdefault(path, (now, now))
+                self._pending.again(due)
 
     def _merge_index_when_idle(self) -> None:
         """Merge index segments while nothing is pending: writers then never pay for it."""
-        from vault_tool.search.index import MERGE_AT_SEGMENTS
-
-        if self._pending or self.vault.index.segment_count() <= MERGE_AT_SEGMENTS:
+        if self._pending:
             return
-        try:
-            with self.vault.store.write_lock(timeout=0.05):
-                self.vault.index.merge_segments()
-        except VaultError:
-            pass  # a writer is busy: merge on a later tick
+        with contextlib.suppress(VaultError):  # a writer is busy: merge on a later tick
+            self.vault.merge_index_when_idle()
 
     def _sync_everything(self) -> None:
         self.vault.catching_up = True

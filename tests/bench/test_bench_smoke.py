@@ -7,17 +7,11 @@ what `.[test]` installs; the bm25s reference reports itself as not installed the
 from __future__ import annotations
 
 import itertools
-import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-sys.path.insert(0, str(BENCH))
-
-import generate  # noqa: E402
-import questions  # noqa: E402
-
-from vault_tool.core.memory import parse, render  # noqa: E402
-from vault_tool.search.entities import compatible  # noqa: E402
+from bench import generate, questions
+from vault_tool.core.entities import compatible
+from vault_tool.core.memory import parse, render
 
 
 def assert_latency(figure: dict, n: int | None = None) -> None:
@@ -72,7 +66,7 @@ def test_question_folds_are_disjoint_and_answers_exist() -> None:
 
 
 def test_speed_harness_reports_every_figure(tmp_path: Path) -> None:
-    import speed
+    from bench import speed
 
     results = speed.bench(60, queries=5, writes=2, edits=1, workdir=tmp_path, batches=1)
     for key, n in (
@@ -93,7 +87,7 @@ def test_speed_harness_reports_every_figure(tmp_path: Path) -> None:
 
 
 def test_stdio_harness_reports_every_figure(tmp_path: Path) -> None:
-    import mcp_speed
+    from bench import mcp_speed
 
     results = mcp_speed.bench(
         40, queries=3, writes=1, edits=1, workdir=tmp_path, start_runs=1, batches=1
@@ -112,7 +106,7 @@ def test_stdio_harness_reports_every_figure(tmp_path: Path) -> None:
 
 
 def test_quality_harness_reports_metrics_and_the_feedback_effect(tmp_path: Path) -> None:
-    import quality
+    from bench import quality
 
     results = quality.bench(300, per_type=3, workdir=tmp_path, basic_memory=None)
     ours = results["systems"]["vault_tool"]
@@ -145,7 +139,7 @@ def test_quality_harness_reports_metrics_and_the_feedback_effect(tmp_path: Path)
 
 
 def test_report_renders_tables_from_results(tmp_path: Path) -> None:
-    import report
+    from bench import report
 
     speed = {"count": 60, "reindex_s": 1.0, "search_short": {"p50_ms": 1, "p95_ms": 2, "n": 3}}
     text = report.markdown_tables({"speed": {60: speed}, "mcp": {}, "quality": {}})

@@ -11,12 +11,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.helpers import eventually
 
 SERVE = [sys.executable, "-m", "vault_tool", "serve"]
 CLIENT_NAME = "e2e-client"
@@ -103,14 +104,14 @@ class HttpServer:
             stderr=subprocess.PIPE,
             env=server_env(),
         )
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(self.process.stderr.read().decode())  # type: ignore[union-attr]
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port)):
-                return
-            time.sleep(0.05)
-        raise RuntimeError("the HTTP server did not start listening")
+        eventually(self._listening, timeout=15, interval=0.05, what="the HTTP server to listen")
+
+    def _listening(self) -> bool:
+        if self.process.poll() is not None:
+            raise RuntimeError(self.process.stderr.read().decode())  # type: ignore[union-attr]
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port)):
+            return True
+        return False
 
     def __enter__(self) -> HttpServer:
         return self

@@ -28,7 +28,7 @@ from tests.e2e.mcp_client import (  # noqa: F401 (anyio_backend is a fixture)
     server_env,
     stdio_session,
 )
-from tests.helpers import create_args, delta, git
+from tests.helpers import create_args, delta, eventually_async, git
 from vault_tool.core import schema
 
 pytestmark = pytest.mark.anyio
@@ -288,13 +288,12 @@ async def test_an_internal_failure_is_logged_with_its_stack_and_answered_briefly
 
 async def settled(session: Any, arguments: dict[str, Any]) -> Any:
     """A search answered once the watcher has caught the index up with the folder."""
-    deadline = time.monotonic() + 10
-    while True:
+
+    async def caught_up() -> Any:
         result = await call(session, "search", arguments)
-        if not result.structured_content.get("index_catching_up"):
-            return result
-        assert time.monotonic() < deadline, "the index never caught up"
-        await anyio.sleep(0.1)
+        return None if result.structured_content.get("index_catching_up") else result
+
+    return await eventually_async(caught_up, timeout=10, interval=0.1, what="the index to catch up")
 
 
 async def test_an_empty_search_says_why_it_found_nothing(vault_path: Path) -> None:
@@ -314,14 +313,14 @@ async def test_a_hand_edit_is_found_through_search(vault_path: Path) -> None:
         note = vault_path / "notes" / "wombats.md"
         note.parent.mkdir()
         note.write_text("# Wombats dig burrows\n\nThe garden wombat digs under the fence.\n")
-        deadline = time.monotonic() + 10
-        hits: list[dict] = []
-        while time.monotonic() < deadline and not hits:
-            await anyio.sleep(0.2)
+
+        async def hits() -> list[dict]:
             found = await call(session, "search", {"query": "wombat fence"})
-            hits = found.structured_content["selected_hits"]
-        assert hits and hits[0]["memory_id"] == "notes/wombats"
-        assert hits[0]["title"] == "Wombats dig burrows"
+            return found.structured_content["selected_hits"]
+
+        found = await eventually_async(hits, timeout=10, interval=0.2, what="the hand edit")
+        assert found[0]["memory_id"] == "notes/wombats"
+        assert found[0]["title"] == "Wombats dig burrows"
     assert git(vault_path, "log", "-1", "--format=%s") == "Hand edit: Wombats dig burrows"
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import create_args, git
-from vault_tool.core.memory import parse, utc_now
+from vault_tool.core.memory import parse
+from vault_tool.core.times import utc_now
 from vault_tool.engine.vault import Planned
 from vault_tool.errors import VersionConflict
 

@@ -15,12 +15,13 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from bench import consistency
-from tests.helpers import create_args, git, snapshot
+from tests.harness import consistency
+from tests.helpers import create_args, eventually, git, snapshot
 from vault_tool.core.memory import memory_from_delta, parse, render
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import UnparseableFile, VaultBusy
@@ -80,14 +81,14 @@ while True:
 # Each process opens the vault, says "ready", and waits for the go file, so that both write
 # at the same moment.
 CREATOR = r"""
-import os, sys, time
+import os, sys
+from tests.helpers import eventually
 from vault_tool.engine.vault import Vault
 
 path, tag, go = sys.argv[1], sys.argv[2], sys.argv[3]
 with Vault.open(path, client=f"writer-{tag}") as vault:
     print("ready", flush=True)
-    while not os.path.exists(go):
-        time.sleep(0.005)
+    eventually(lambda: os.path.exists(go), timeout=60, interval=0.005)
     for i in range(10):
         title = f"Writer {tag} memory {i}"
         result = vault.remember(
@@ -117,13 +118,7 @@ def _wait_for_git_to_finish(root: Path, timeout: float = 10.0) -> None:
 
 
 def _open_after_crash(root: Path) -> Vault:
-    deadline = time.monotonic() + 15
-    while True:
-        try:
-            return Vault.open(root, client="pytest")
-        except VaultBusy:
-            assert time.monotonic() < deadline, "the vault stayed busy after the crash"
-            time.sleep(0.1)
+    return consistency.open_when_free(root, client="pytest", timeout=15)
 
 
 def _assert_vault_is_whole(root: Path, acknowledged: dict[str, str]) -> None:
@@ -136,7 +131,7 @@ def _assert_vault_is_whole(root: Path, acknowledged: dict[str, str]) -> None:
             assert git(root, "cat-file", "-t", read["version_id"]) == "commit"
             assert read["version_id"] == git(root, "log", "-1", "--format=%H", "--", read["path"])
             assert git(root, "merge-base", "--is-ancestor", version, "HEAD") == ""
-        for relpath, _ in vault.store.iter_memory_paths():
+        for relpath, _ in vault._store.iter_memory_paths():
             try:
                 parse((root / relpath).read_text(encoding="utf-8"), relpath)
             except UnparseableFile as problem:
@@ -183,9 +178,7 @@ def test_writer_killed_at_random_moments_loses_no_acknowledged_write(vault_path:
         try:
             assert ready.wait(20), "the writer did not start"
             if cycle == 0:  # make sure the run checks at least one acknowledged write
-                deadline = time.monotonic() + 20
-                while not acks and time.monotonic() < deadline:
-                    time.sleep(0.01)
+                eventually(partial(len, acks), timeout=20, what="the writer's first ack")
             time.sleep(rng.uniform(0.05, 0.6))
         finally:
             os.kill(writer.pid, signal.SIGKILL)
@@ -461,7 +454,7 @@ def test_indexes_opened_at_once_on_a_vault_without_one_all_work(vault_path: Path
             opener.join(30)
     assert failures == []
     with Vault.open(vault_path) as vault:
-        assert vault.index.count() == 1
+        assert vault.count() == 1
 
 
 # Stands for a server that keeps indexing: it rewrites one memory's (correct) document as
@@ -469,7 +462,8 @@ def test_indexes_opened_at_once_on_a_vault_without_one_all_work(vault_path: Path
 INDEX_COMMITTER = r"""
 import sys, time
 from pathlib import Path
-from vault_tool.search.index import Index, document
+from vault_tool.search.documents import document_for
+from vault_tool.search.index import Index
 from vault_tool.core.memory import parse
 from vault_tool.storage.git import blob_sha
 
@@ -477,8 +471,8 @@ root, seconds, relpath, version = Path(sys.argv[1]), float(sys.argv[2]), sys.arg
 data = (root / relpath).read_bytes()
 memory = parse(data.decode("utf-8"), relpath)
 stat = (root / relpath).stat()
-doc = document(
-    memory, path=relpath, memory_id=memory.id, version_id=version, blob=blob_sha(data),
+doc = document_for(
+    memory, relpath, version_id=version, blob=blob_sha(data),
     mtime_ns=stat.st_mtime_ns, size=stat.st_size,
 )
 index = Index(root).open()
@@ -537,19 +531,30 @@ def test_opening_the_index_while_another_process_commits_to_it_never_fails(vault
     assert failures == []
 
 
-def test_catch_up_racing_another_writer_records_the_committed_version(vault_path: Path):
+def test_catch_up_racing_another_writer_records_the_committed_version(
+    vault_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     """Another process renames a file in, then commits it while this one is catching up."""
     _, data = _memory_bytes("Written by the other process")
     relpath = "decision/2026-11/written-by-the-other-process.md"
     reader = Vault.open(vault_path, client="reader")
     other = Store.open(vault_path)
+    asked = threading.Event()
+    write_lock = reader._store.write_lock
+
+    def asking(*args, **options):  # type: ignore[no-untyped-def]
+        asked.set()
+        return write_lock(*args, **options)
+
+    monkeypatch.setattr(reader._store, "write_lock", asking)
     try:
         with other.write_lock():
             (vault_path / "decision" / "2026-11").mkdir(parents=True)
             (vault_path / relpath).write_bytes(data)
             catching_up = threading.Thread(target=reader.catch_up)
             catching_up.start()
-            time.sleep(0.5)  # the reader has listed the file and now waits for the lock
+            # The reader has listed the file and now waits for the lock.
+            eventually(asked.is_set, timeout=20, what="the reader to ask for the write lock")
             git(vault_path, "add", "--", relpath)
             git(vault_path, "commit", "--quiet", "-m", "Create decision: other", "--", relpath)
             committed = git(vault_path, "rev-parse", "HEAD")
@@ -581,7 +586,7 @@ def test_write_waits_for_the_users_git_index_lock(vault: Vault, vault_path: Path
 
     writer = threading.Thread(target=write)
     writer.start()
-    time.sleep(0.5)
+    writer.join(0.5)
     assert writer.is_alive(), "the write did not wait for git's lock"
     lock.unlink()
     writer.join(20)
@@ -603,7 +608,7 @@ def test_git_index_lock_held_past_the_timeout_fails_busy_and_changes_nothing(vau
     git(vault_path, "commit", "--quiet", "-m", "Shorter lock timeout", "--", ".vault/config.toml")
 
     with Vault.open(vault_path, client="pytest") as vault:
-        assert vault.store.config.lock_timeout_seconds == 1
+        assert vault.settings.lock_timeout_seconds == 1
         before = snapshot(vault_path)
         lock = vault_path / ".git" / "index.lock"
         lock.write_text("")
@@ -621,5 +626,5 @@ def test_git_index_lock_held_past_the_timeout_fails_busy_and_changes_nothing(vau
         lock.unlink()
         assert git(vault_path, "status", "--porcelain") == ""
         assert git(vault_path, "diff", "--cached", "--name-only") == ""
-        assert vault.index.count() == 0
+        assert vault.count() == 0
         assert vault.remember(create_args())["status"] == "created"

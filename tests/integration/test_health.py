@@ -16,7 +16,7 @@ from vault_tool.checks import doctor as doctor_module
 from vault_tool.checks import verify as health
 from vault_tool.engine.vault import Vault
 from vault_tool.ops import gc
-from vault_tool.search.index import INDEX_SCHEMA_VERSION
+from vault_tool.search.documents import INDEX_SCHEMA_VERSION
 from vault_tool.storage.git import blob_sha
 from vault_tool.storage.store import Store
 
@@ -182,6 +182,41 @@ def test_a_broken_file_is_reported_with_line_reason_and_fix(vault_path, filled):
     assert "between the --- lines" in row["fix"]
 
 
+UNPARSEABLE = {
+    "schema": "---\nmemory_type: not-a-type\n---\n# A note\n",
+    "not_a_mapping": "---\n- just\n- a list\n---\n# A note\n",
+    "no_h1": "---\nmemory_type: note\n---\nNo heading here.\n",
+    "not_closed": "---\nmemory_type: note\n# A note\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(UNPARSEABLE))
+def test_doctor_gives_the_fix_the_files_own_error_carries(vault_path, filled, kind):
+    from vault_tool.core.memory import parse
+    from vault_tool.errors import UnparseableFile
+
+    path = f"notes/{kind}.md"
+    (vault_path / "notes").mkdir(exist_ok=True)
+    (vault_path / path).write_text(UNPARSEABLE[kind])
+    with pytest.raises(UnparseableFile) as raised:
+        parse(UNPARSEABLE[kind], path)
+    [row] = check(doctor(vault_path), "files").details
+    assert row["path"] == path and row["reason"] == raised.value.reason
+    assert row["fix"] == raised.value.hint
+
+
+def test_the_problems_record_keeps_the_hint_of_each_file_it_could_not_take_in(
+    vault, vault_path, filled
+):
+    path = "notes/no_h1.md"
+    (vault_path / "notes").mkdir(exist_ok=True)
+    (vault_path / path).write_text(UNPARSEABLE["no_h1"])
+    vault.sync_paths([path])
+    with health.Checkup(vault_path) as checkup:
+        recorded = checkup.recorded_problems()[path]
+    assert recorded["hint"].startswith("start the body with a heading line")
+
+
 def test_looking_repairs_nothing_and_creates_no_index(vault_path, filled):
     leave_journal_entry(vault_path, filled)
     leave_git_lock(vault_path, filled)
@@ -222,7 +257,7 @@ def test_after_reindex_and_commit_the_vault_is_healthy_again(vault_path, filled)
     delete_file(vault_path, filled)
     assert not verify(vault_path).healthy
     with Vault.open(vault_path) as opened:
-        opened.sync_paths(opened.store.uncommitted_paths(), commit=True)
+        opened.sync_paths(opened.uncommitted(), commit=True)
     assert verify(vault_path).healthy
     assert doctor(vault_path).healthy
 
@@ -286,7 +321,7 @@ def test_doctor_names_who_holds_the_write_lock_and_a_journal_is_then_in_progress
     vault, vault_path, filled
 ):
     leave_journal_entry(vault_path, filled)
-    with vault.store.write_lock():
+    with vault._store.write_lock():
         report = doctor(vault_path)
         found = verify(vault_path)
     lock = check(report, "write_lock")
@@ -301,7 +336,7 @@ def test_doctor_names_who_holds_the_write_lock_and_a_journal_is_then_in_progress
 def test_gc_merges_the_index_packs_git_and_stays_healthy(vault, vault_path, filled):
     for n in range(4):
         vault.remember(create_args(f"Extra memory {n}"))
-    assert vault.index.segment_count() > 1
+    assert vault._index.segment_count() > 1
     report = gc.collect(vault)
     assert report.after["index_segments"] == 1
     # Objects nothing refers to stay loose for two weeks (git's margin for a concurrent
@@ -322,22 +357,22 @@ def _record(kind: str, when: str, **fields: object) -> str:
 
 def test_gc_drops_torn_ledger_lines_and_salvages_the_record_glued_to_one(vault, filled):
     vault.search({"query": "billing"})
-    vault.ledger.flush()
-    [current] = vault.ledger.dir.glob("*.jsonl")
+    vault._ledger.flush()
+    [current] = vault.places.ledger.glob("*.jsonl")
     whole = _record("search", "2020-01-01T00:00:00.000000Z", query="x")
     with current.open("a") as file:
         file.write('{"type":"search","id":"torn","qu' + whole)  # torn, then the next append
         file.write("not json at all\n")
     report = gc.collect(vault)
     assert report.ledger.torn_dropped == 2 and report.ledger.salvaged == 1
-    records = list(vault.ledger.records())
+    records = list(vault.ledger_records())
     assert [r["query"] for r in records] == ["billing", "x"]
     assert current.read_text().count("\n") == 2
 
 
 def test_gc_drops_old_searches_without_feedback_and_keeps_the_judged(vault, filled):
-    vault.ledger.dir.mkdir(parents=True, exist_ok=True)
-    old_month = vault.ledger.dir / "2020-01.jsonl"
+    vault.places.ledger.mkdir(parents=True, exist_ok=True)
+    old_month = vault.places.ledger / "2020-01.jsonl"
     old_month.write_text(
         _record("search", "2020-01-01T00:00:00.000000Z", query="nobody judged this")
         + _record("search", "2020-01-02T00:00:00.000000Z", query="judged")
@@ -348,20 +383,20 @@ def test_gc_drops_old_searches_without_feedback_and_keeps_the_judged(vault, fill
         )
     )
     vault.search({"query": "billing"})
-    vault.ledger.flush()
+    vault._ledger.flush()
     report = gc.collect(vault, older_than_days=30)
     assert report.ledger.old_searches_dropped == 1
-    queries = [r.get("query") for r in vault.ledger.records()]
+    queries = [r.get("query") for r in vault.ledger_records()]
     assert "nobody judged this" not in queries
     assert "judged" in queries and "billing" in queries
-    assert sum(1 for r in vault.ledger.records() if r["type"] == "feedback") == 1
+    assert sum(1 for r in vault.ledger_records() if r["type"] == "feedback") == 1
 
 
 def test_gc_without_an_age_keeps_every_whole_record(vault, filled):
     for query in ("billing", "staging", "deploys"):
         vault.search({"query": query})
-    vault.ledger.flush()
-    before = [p.read_bytes() for p in sorted(vault.ledger.dir.glob("*.jsonl"))]
+    vault._ledger.flush()
+    before = [p.read_bytes() for p in sorted(vault.places.ledger.glob("*.jsonl"))]
     report = gc.collect(vault)
     assert report.ledger.rewritten == 0 and report.ledger.kept == 3
-    assert [p.read_bytes() for p in sorted(vault.ledger.dir.glob("*.jsonl"))] == before
+    assert [p.read_bytes() for p in sorted(vault.places.ledger.glob("*.jsonl"))] == before

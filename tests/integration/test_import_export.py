@@ -116,10 +116,10 @@ def test_a_changed_item_with_an_id_already_in_the_vault_is_skipped(vault, vault_
 def test_dry_run_returns_the_diff_and_writes_nothing(vault, vault_path, tmp_path):
     source = materialise("markdown", tmp_path)
     state = snapshot(vault_path)
-    indexed = vault.index.count()
+    indexed = vault.count()
     report = import_source(vault, source, "markdown", dry_run=True)
     assert snapshot(vault_path) == state
-    assert vault.index.count() == indexed
+    assert vault.count() == indexed
     assert report["dry_run"] is True and report["version_id"] is None
     assert report["counts"]["imported"] == 4
     assert "+++ b/note/2024-03/billing-migration-plan.md" in report["diff"]

@@ -8,9 +8,13 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import create_args
 from vault_tool.engine.vault import Vault
-from vault_tool.search.index import INDEX_SCHEMA_VERSION
+from vault_tool.errors import VaultBusy
+from vault_tool.search.documents import INDEX_SCHEMA_VERSION
+from vault_tool.search.index import Index
 
 
 def test_deleting_the_index_loses_nothing(vault_path):
@@ -30,7 +34,7 @@ def test_an_index_of_an_older_schema_is_rebuilt_on_open(vault_path):
     meta = vault_path / ".vault" / "index" / "vault-tool-index.json"
     meta.write_text(json.dumps({"schema_version": INDEX_SCHEMA_VERSION - 1}))
     with Vault.open(vault_path) as vault:
-        assert vault.index.rebuilt
+        assert vault._index.rebuilt
         assert json.loads(meta.read_text())["schema_version"] == INDEX_SCHEMA_VERSION
         assert vault.read(made["memory_id"])["title"] == "Wombats dig burrows"
 
@@ -88,7 +92,7 @@ def test_a_torn_ledger_line_costs_only_the_torn_record(vault):
     with ledger_file.open("a") as torn:
         torn.write('{"type":"search","id":"torn')  # a crash in the middle of an append
     vault.search({"query": "after the crash"})
-    queries = [r["query"] for r in vault.ledger.records("search")]
+    queries = [r["query"] for r in vault.ledger_records("search")]
     assert queries == ["billing", "after the crash"]
 
 
@@ -97,7 +101,7 @@ def test_writes_without_a_leader_never_pile_up_more_than_max_segments(vault: Vau
 
     for n in range(MAX_SEGMENTS + 3):
         vault.remember(create_args(f"Segment test {n}", body=f"Number {n} of the pile."))
-        assert vault.index.segment_count() <= MAX_SEGMENTS
+        assert vault._index.segment_count() <= MAX_SEGMENTS
     assert vault.search({"query": "Segment test 14"})["selected_hits"]
 
 
@@ -119,8 +123,8 @@ def test_updates_and_deletes_in_older_segments_never_show_old_versions(vault: Va
                 ),
                 "semantic_delta": read["semantic_delta"],
             })  # fmt: skip
-            assert len(vault.index.find("memory_id", item["memory_id"])) == 1
-            assert vault.index.count() == 3
+            assert len(vault._index.find("memory_id", item["memory_id"])) == 1
+            assert vault.count() == 3
     hits = vault.search({"query": "layered memory version", "top_k": 10})["selected_hits"]
     assert len(hits) == 3
     assert all("Version two." in h["content_md"] for h in hits)
@@ -128,5 +132,22 @@ def test_updates_and_deletes_in_older_segments_never_show_old_versions(vault: Va
         "mode": "delete", "memory_id": made[0]["memory_id"],
         "expected_version_id": vault.read(made[0]["memory_id"])["version_id"],
     })  # fmt: skip
-    assert vault.index.count() == 2
-    assert vault.index.find("memory_id", made[0]["memory_id"]) == []
+    assert vault.count() == 2
+    assert vault._index.find("memory_id", made[0]["memory_id"]) == []
+
+
+def test_a_locked_index_is_reported_as_busy_with_the_way_out(tmp_path, monkeypatch):
+    index = Index(tmp_path).open()
+    held = index._ix.writer()  # another process's writer holds Whoosh's write lock
+    wait = index._ix.writer
+    # The same lock, waited for a tenth of a second instead of ten.
+    monkeypatch.setattr(index._ix, "writer", lambda **options: wait(**{**options, "timeout": 0.1}))
+    try:
+        with pytest.raises(VaultBusy) as refused, index.writer():
+            pass
+    finally:
+        held.cancel()
+        index.close()
+    assert refused.value.message == "the search index is locked by another process"
+    assert refused.value.hint == "retry in a moment; `vault-tool doctor` shows which process leads"
+    assert refused.value.exit_code == 6

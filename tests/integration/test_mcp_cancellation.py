@@ -7,13 +7,13 @@ so the cancel provably arrives while the worker thread is running; no timing gue
 from __future__ import annotations
 
 import json
-import time
+from functools import partial
 from pathlib import Path
 
 import anyio
 import pytest
 
-from tests.helpers import create_args
+from tests.helpers import create_args, eventually
 from vault_tool.server.app import build_server
 from vault_tool.server.runtime import Runtime
 
@@ -26,33 +26,41 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _wait_until(condition, seconds: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.01)
+def _wait_until(condition) -> object:  # type: ignore[no-untyped-def]
+    """eventually(), off the event loop: the in-process server runs on it meanwhile."""
+    return anyio.to_thread.run_sync(partial(eventually, condition))
 
 
-async def test_a_search_cancelled_while_running_stops_before_the_ledger(vault_path: Path) -> None:
+async def test_a_search_cancelled_while_running_stops_before_the_ledger(
+    vault_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from mcp import Client
 
     runtime = Runtime(vault_path, "test")
     runtime.open()
+    flags = []  # each call's "was I cancelled?" question, as the server asks it
+    call = runtime.call
+
+    def noting_the_flag(*args, **options):  # type: ignore[no-untyped-def]
+        flags.append(options["cancelled"])
+        return call(*args, **options)
+
+    monkeypatch.setattr(runtime, "call", noting_the_flag)
     try:
         runtime.vault.remember(create_args(), "pytest")
         server = build_server(runtime)
         async with Client(server, mode="legacy") as client:
-            guard = runtime.vault.index._guard
+            guard = runtime.vault._index._guard
             guard.acquire()
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(client.call_tool, "search", {"query": "cancelled billing"})
-                    await anyio.to_thread.run_sync(_wait_until, lambda: runtime._running == 1)
+                    await _wait_until(lambda: runtime._running == 1)
                     group.cancel_scope.cancel()  # the client sends notifications/cancelled
-                await anyio.sleep(0.2)  # let the cancel reach the server's handler
+                await _wait_until(flags[0])  # the cancel has reached the server's handler
             finally:
                 guard.release()
-            await anyio.to_thread.run_sync(_wait_until, lambda: runtime._running == 0)
+            await _wait_until(lambda: runtime._running == 0)
             after = await client.call_tool("search", {"query": "billing afterwards"})
             assert not after.is_error
     finally:

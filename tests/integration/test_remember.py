@@ -510,7 +510,7 @@ def test_refused_call_changes_nothing(vault: Vault, vault_path: Path, case: str)
     existing["initial_commit"] = initial
     args = make(existing)
     before = snapshot(vault_path)
-    count = vault.index.count()
+    count = vault.count()
 
     with pytest.raises(error) as caught:
         vault.remember(args)
@@ -521,7 +521,7 @@ def test_refused_call_changes_nothing(vault: Vault, vault_path: Path, case: str)
     assert caught.value.hint, "every refusal says how to fix the call"
     assert snapshot(vault_path) == before
     assert list((vault_path / ".vault" / "run" / "journal").glob("*")) == []
-    assert vault.index.count() == count
+    assert vault.count() == count
     assert vault.read(existing["memory_id"])["version_id"] == existing["version_id"]
     if error is VersionConflict:
         assert caught.value.current_version_id == existing["version_id"]

@@ -79,7 +79,7 @@ def test_feedback_changes_ranking_and_explain_accounts_for_the_whole_score(vault
     second = vault.remember(create_args("Wombat burrow facts", body="Wombats dig burrows."))
     before = vault.search({"query": "wombat burrows"}, explain=True)["selected_hits"]
     loser = before[1]["memory_id"]
-    handle = next(vault.ledger.records("search"))["id"]
+    handle = next(vault.ledger_records("search"))["id"]
     vault.feedback(handle, helpful=[loser], unhelpful=[])
     after = vault.search({"query": "wombat burrows"}, explain=True)["selected_hits"]
     assert after[0]["memory_id"] == loser
@@ -94,7 +94,7 @@ def test_feedback_changes_ranking_and_explain_accounts_for_the_whole_score(vault
 def test_feedback_is_refused_for_unknown_handles_and_ids_not_returned(vault):
     made = vault.remember(create_args("Wombat burrow notes"))
     vault.search({"query": "wombat"})
-    handle = next(vault.ledger.records("search"))["id"]
+    handle = next(vault.ledger_records("search"))["id"]
     with pytest.raises(NotFound):
         vault.feedback("01ARZ3NDEKTSV4RRFFQ69G5FAV", [made["memory_id"]], [])
     with pytest.raises(InvalidInput):
@@ -132,11 +132,11 @@ def test_dismiss_hides_and_undismiss_restores_with_one_commit_each(vault, vault_
 def test_log_filters_by_memory_type_and_client(vault):
     vault.remember(create_args("A decision"), client="agent-one")
     vault.remember(create_args("A gotcha", memory_type="gotcha"), client="agent-two")
-    gotchas = vault.store.log(memory_type="gotcha")
-    assert [c.subject for c in gotchas] == ["Create gotcha: A gotcha"]
-    mine = vault.store.log(client="agent-one", memory_type="decision")
-    assert [c.subject for c in mine] == ["Create decision: A decision"]
-    assert vault.store.log(client="agent-one", memory_type="gotcha") == []
+    gotchas = vault.log(memory_type="gotcha")
+    assert [c["subject"] for c in gotchas] == ["Create gotcha: A gotcha"]
+    mine = vault.log(client="agent-one", memory_type="decision")
+    assert [c["subject"] for c in mine] == ["Create decision: A decision"]
+    assert vault.log(client="agent-one", memory_type="gotcha") == []
 
 
 def test_a_secret_in_a_client_name_never_reaches_history(vault, vault_path):

@@ -221,7 +221,7 @@ def test_each_query_search_appends_one_ledger_record_and_results_never_carry_its
     made = vault.remember(create_args())
     result = vault.search({"query": "billing", "top_k": 3}, client="agent-x")
     vault.search({"memory_id": made["memory_id"]})  # addressed reads are not recorded
-    records = list(vault.ledger.records("search"))
+    records = list(vault.ledger_records("search"))
     assert len(records) == 1
     record = records[0]
     assert record["query"] == "billing" and record["client"] == "agent-x"
@@ -281,7 +281,7 @@ def test_feedback_counts_only_for_queries_like_the_judged_one(vault):
     vault.remember(create_args("Wombat burrow facts", body="Wombats dig burrows."))
     found = vault.search({"query": "koalas sleep"})
     assert ids_of(found) == [judged["memory_id"]]
-    handle = next(vault.ledger.records("search"))["id"]
+    handle = next(vault.ledger_records("search"))["id"]
     vault.feedback(handle, helpful=[judged["memory_id"]], unhelpful=[])
     # An unrelated query: the judgement says nothing about it.
     hits = vault.search({"query": "wombat burrows"}, explain=True)["selected_hits"]

@@ -153,8 +153,8 @@ def test_commit_gpgsign_makes_tool_writes_signed(vault_path: Path, tmp_path: Pat
 def test_a_head_moved_by_another_tool_meanwhile_is_built_upon(vault: Vault):
     # A script moves HEAD with plumbing (no index lock) while our commit is being built.
     root = vault.root
-    store = vault.store
-    write_trees = store._write_trees
+    commits = vault._store.commits
+    write_trees = commits._write_trees
 
     def script_commits_meanwhile(trees):
         if "Their script" not in git(root, "log", "--format=%s"):
@@ -163,7 +163,7 @@ def test_a_head_moved_by_another_tool_meanwhile_is_built_upon(vault: Vault):
             git(root, "update-ref", "HEAD", theirs)
         write_trees(trees)
 
-    store._write_trees = script_commits_meanwhile
+    commits._write_trees = script_commits_meanwhile
     result = vault.remember(create_args())
 
     assert git(root, "log", "--format=%s", "-2").splitlines() == [
@@ -183,8 +183,8 @@ def test_a_persons_git_commit_during_ours_waits_for_the_index_and_reverts_nothin
     root = vault.root
     (root / "mine.txt").write_text("my own work\n")
     git(root, "add", "mine.txt")
-    store = vault.store
-    write_trees = store._write_trees
+    commits = vault._store.commits
+    write_trees = commits._write_trees
     refused = []
 
     def person_commits_meanwhile(trees):
@@ -194,7 +194,7 @@ def test_a_persons_git_commit_during_ours_waits_for_the_index_and_reverts_nothin
         refused.append(attempt.returncode != 0 and b"index.lock" in attempt.stderr)
         write_trees(trees)
 
-    store._write_trees = person_commits_meanwhile
+    commits._write_trees = person_commits_meanwhile
     result = vault.remember(create_args())
     git(root, "commit", "-q", "-m", "My own change")
 

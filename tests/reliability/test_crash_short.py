@@ -1,6 +1,6 @@
 """Crashes: the short crash harness, and one regression test per fault it found.
 
-The harness (bench/crash_harness.py) kills real writer, server, CLI and watcher processes
+The harness (tests/harness/crash.py) kills real writer, server, CLI and watcher processes
 with SIGKILL, alone or with their git children, and checks the vault after each kill.
 The tests after it pin down each bug the harness found, without randomness.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import crash_harness
+from tests.harness import crash
 from tests.helpers import create_args, git
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultBusy
@@ -40,12 +40,12 @@ PLAN = [
 
 
 def test_processes_killed_at_random_moments_lose_no_acknowledged_write(vault_path: Path):
-    report = crash_harness.run(vault_path, len(PLAN), seed=7, plan=PLAN, max_run=0.8)
+    report = crash.run(vault_path, len(PLAN), seed=7, plan=PLAN, max_run=0.8)
 
     counts = report.counts
     assert counts["cycles"] == len(PLAN)
     assert counts["acknowledged_writes"] > 0 and counts["hand_edits"] > 0, counts
-    failures = {k: counts[k] for k in crash_harness.COUNTERS[3:] if counts[k]}
+    failures = {k: counts[k] for k in crash.COUNTERS[3:] if counts[k]}
     assert failures == {}, "\n".join(report.problems[:20])
 
 
@@ -232,8 +232,8 @@ def test_a_note_made_and_removed_before_any_commit_leaves_git_clean(vault_path: 
         (notes / "staged.md").unlink()
         vault.sync_paths(["notes/indexed.md"])
         vault.take_in_offline_changes()
-        assert vault.index.by_path("notes/indexed.md") is None
-        assert vault.index.by_path("notes/staged.md") is None
+        assert vault.at_path("notes/indexed.md") is None
+        assert vault.at_path("notes/staged.md") is None
     assert git(vault_path, "status", "--porcelain", "--untracked-files=all") == ""
     assert git(vault_path, "log", "--format=%s") == "Initialize vault"
 
@@ -243,7 +243,8 @@ def test_the_harness_runs_as_a_script(tmp_path: Path):
     done = subprocess.run(
         [
             sys.executable,
-            "bench/crash_harness.py",
+            "-m",
+            "tests.harness.crash",
             "--cycles",
             "1",
             "--vault",

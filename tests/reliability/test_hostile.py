@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import create_args, git, snapshot
+from tests.helpers import create_args, eventually, git, snapshot
 from vault_tool.checks import verify as health
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import InvalidInput, NotFound, VaultError
@@ -84,7 +84,7 @@ def test_a_file_that_cannot_be_a_memory_is_reported_and_never_indexed_or_committ
         problem = vault.problems()[relpath]
         assert reason in problem["reason"], problem
         assert problem["hint"]
-        assert vault.index.by_path(relpath) is None
+        assert vault.at_path(relpath) is None
     assert not _committed(vault_path, relpath)
     assert not (vault_path / "PWNED").exists() and not Path("PWNED").exists()
     with health.Checkup(vault_path) as checkup:
@@ -145,7 +145,8 @@ def test_symlinks_out_of_the_vault_and_in_loops_are_reported_and_never_followed(
             # A committed memory replaced by a link to the sentinel.
             (vault_path / created["path"]).unlink()
             os.symlink(sentinel, vault_path / created["path"])
-            time.sleep(1.5)  # the watcher takes the events in
+            # The watcher takes the links in: each is reported, none is followed.
+            eventually(lambda: {*links, created["path"]} <= set(vault.problems()), timeout=15)
         finally:
             watcher.stop()
         vault.take_in_offline_changes()
@@ -156,7 +157,7 @@ def test_symlinks_out_of_the_vault_and_in_loops_are_reported_and_never_followed(
         assert "leads out of the vault" in problems["notes/folder-out/inner.md"]["reason"]
         # Nothing from outside was indexed or returned.
         assert vault.search({"query": SENTINEL_WORD})["selected_hits"] == []
-        with vault.index.searcher() as searcher:
+        with vault._index.searcher() as searcher:
             stored = [str(f) for f in searcher.all_stored_fields()]
         assert not any(SENTINEL_WORD in s for s in stored)
         # Writing through the link is refused (the memory is no longer a regular file, so
@@ -221,7 +222,7 @@ def test_odd_file_names_are_taken_in_or_refused_with_a_reason(vault_path: Path):
             assert [h["memory_id"] for h in hits] == [memory_id]
         for relpath in UNADDRESSABLE:
             assert "cannot serve as its id" in problems[relpath]["reason"], problems
-            assert vault.index.by_path(relpath) is None
+            assert vault.at_path(relpath) is None
             assert not _committed(vault_path, relpath)
     status = git(vault_path, "-c", "core.quotepath=off", "status", "--porcelain", "-z", "-uall")
     assert sorted(r[3:] for r in status.split("\0") if r) == sorted(UNADDRESSABLE)

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.mcp_client import SERVE, anyio_backend, server_env  # noqa: F401 (fixture)
-from tests.helpers import create_args, git
+from tests.helpers import create_args, eventually, git
 from vault_tool.core.redact import find_secret_kinds
 from vault_tool.engine.vault import Vault
 from vault_tool.watcher import Watcher
@@ -108,8 +108,8 @@ def assert_nowhere_in_history(vault_path: Path, secrets: list[Secret]) -> None:
 
 def assert_nowhere_in_the_vault(vault: Vault, secrets: list[Secret]) -> None:
     """No secret in a memory file or in the index."""
-    files = b"".join((vault.root / p).read_bytes() for p, _ in vault.store.iter_memory_paths())
-    with vault.index.searcher() as searcher:
+    files = b"".join((vault.root / p).read_bytes() for p, _ in vault._store.iter_memory_paths())
+    with vault._index.searcher() as searcher:
         stored = json.dumps([dict(f) for f in searcher.all_stored_fields()], default=str)
     for secret in secrets:
         assert secret.value.encode() not in files, secret.kind
@@ -218,13 +218,6 @@ async def test_every_kind_sent_to_the_server_is_redacted_even_in_the_client_name
 # --- hand edits ----------------------------------------------------------------------------
 
 
-def _wait_for(condition: Any, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
-
-
 def test_a_hand_edit_holding_a_secret_is_never_committed(vault_path: Path):
     with Vault.open(vault_path) as vault:
         tool_made = vault.remember(create_args("A memory a person will edit"))
@@ -244,7 +237,7 @@ def test_a_hand_edit_holding_a_secret_is_never_committed(vault_path: Path):
             edited.write_text(original.replace("backend engineer", f"owner of {gloss.value}"))
             paths.append(tool_made["path"])
 
-            _wait_for(lambda: all(p in vault.problems() for p in paths))
+            eventually(lambda: all(p in vault.problems() for p in paths), timeout=15)
             for path in paths:
                 assert "holds a secret" in vault.problems()[path]["reason"]
             assert_nowhere_in_history(vault_path, SECRETS)
@@ -254,7 +247,7 @@ def test_a_hand_edit_holding_a_secret_is_never_committed(vault_path: Path):
             for n in range(len(SECRETS)):
                 (notes / f"pasted-{n}.md").write_text(f"# Pasted {n}\n\nKey kept elsewhere.\n")
             edited.write_text(original.replace("backend engineer", "owner of the key vault"))
-            _wait_for(lambda: git(vault_path, "status", "--porcelain") == "")
+            eventually(lambda: git(vault_path, "status", "--porcelain") == "", timeout=15)
         finally:
             watcher.stop()
         assert vault.problems() == {}

@@ -1,6 +1,6 @@
 """Concurrency: three servers, the CLI, a person editing and committing, all at once.
 
-The short run of bench/torture.py; its checks are the torture's own (no lost write, every
+The short run of tests/harness/torture.py; its checks are the torture's own (no lost write, every
 process sees the others' writes, no duplicate id, no error in any server log, the
 watcher's leader handed over when killed, and the vault whole at the end).
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import torture
+from tests.harness import torture
 from vault_tool.engine.vault import Vault
 from vault_tool.watcher import Watcher
 

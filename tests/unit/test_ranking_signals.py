@@ -6,13 +6,9 @@ import math
 
 import pytest
 
-from vault_tool.search.ranking import (
-    feedback_signals,
-    query_dates,
-    query_similarity,
-    query_words,
-    valid_time_match,
-)
+from vault_tool.core.text import query_words
+from vault_tool.core.times import query_dates
+from vault_tool.search.signals import feedback_signals, query_similarity, valid_time_match
 
 
 def words(text: str) -> frozenset[str]:

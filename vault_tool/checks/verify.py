@@ -1,8 +1,6 @@
 """`vault-tool verify`: the files against the index against git, every disagreement listed.
 
-Checkup opens a vault only to look at it (doctor.py looks through it too): the repository
-without repairing interrupted writes, the index without creating or catching it up. So
-verify reports what it finds instead of quietly fixing it; `reindex`, `commit` or any
+It looks through a Checkup (checkup.py), so it repairs nothing: `reindex`, `commit` or any
 command that writes does the fixing.
 
 What verify costs (measured on 10k memories): one walk of the folder, one read and hash of
@@ -14,19 +12,19 @@ index holds parsed when it was indexed). Every version is checked; no sampling.
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
-from vault_tool.errors import UnparseableFile, VaultError, VaultUnavailable
-from vault_tool.search.index import _META_FILE, INDEX_SCHEMA_VERSION, Index
-from vault_tool.storage import config as config_module
-from vault_tool.storage.git import blob_sha, open_repo
-from vault_tool.storage.store import Store, is_memory_path
+from vault_tool.checks.checkup import Checkup
+from vault_tool.core.ids import is_memory_path
+from vault_tool.core.memory import UTF8_HINT
+from vault_tool.errors import UnparseableFile, VaultError
+from vault_tool.search.documents import INDEX_SCHEMA_VERSION
+from vault_tool.search.index import Index
+from vault_tool.storage.git import blob_sha
+from vault_tool.storage.processes import flock_held, git_processes
+from vault_tool.storage.store import Store
 
 Progress = Callable[[int, int], None]
 
@@ -62,10 +60,23 @@ class Issue:
     path: str
     detail: str
     line: int | None = None
+    # The fix the file's own error gave (UnparseableFile.hint), which doctor shows.
+    hint: str = ""
 
     @property
     def fix(self) -> str:
+        """What to do about this kind of disagreement."""
         return FIXES[self.kind]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The issue as --json prints it."""
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "detail": self.detail,
+            "line": self.line,
+            "fix": self.fix,
+        }
 
 
 @dataclass
@@ -90,70 +101,8 @@ class VerifyReport:
             "indexed": self.indexed,
             "committed": self.committed,
             "index": self.index,
-            "issues": [{**asdict(i), "fix": i.fix} for i in self.issues],
+            "issues": [i.to_dict() for i in self.issues],
         }
-
-
-class Checkup:
-    """A vault opened only to look at it: no repair, no catch-up, no index created."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root).absolute()
-        if not (self.root / ".git").exists() or not (self.root / ".vault").is_dir():
-            raise VaultUnavailable(
-                f"no vault at {self.root}",
-                hint="create one with `vault-tool init PATH`, or point --vault / "
-                f"${config_module.ENV_VAR} at an existing vault",
-            )
-        self.config_problem: VaultError | None = None
-        try:
-            settings = config_module.read_config(self.root)
-        except VaultUnavailable as problem:  # doctor reports it; the defaults stand in
-            self.config_problem = problem
-            settings = config_module.Config()
-        self.store = Store(self.root, open_repo(self.root), settings)
-        self.run_dir = self.store.run_dir
-        self.index_state, self.index_version = _index_state(self.root)
-        try:
-            self.index: Index | None = Index(self.root).open() if self.index_state == "ok" else None
-        except BaseException:
-            self.store.close()
-            raise
-
-    def close(self) -> None:
-        """Release the index and git's helper processes."""
-        if self.index is not None:
-            self.index.close()
-        self.store.close()
-
-    def __enter__(self) -> Checkup:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def recorded_problems(self) -> dict[str, dict[str, Any]]:
-        """What the watcher or catch-up recorded about files that did not parse."""
-        try:
-            return json.loads((self.run_dir / "problems.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-
-
-def _index_state(root: Path) -> tuple[str, int | None]:
-    """ok, missing or outdated, and the schema version the index was built with."""
-    from whoosh import index as whoosh_index
-
-    folder = root / ".vault" / "index"
-    try:
-        version = json.loads((folder / _META_FILE).read_text())["schema_version"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return "missing", None
-    if version != INDEX_SCHEMA_VERSION:
-        return "outdated", version
-    if not whoosh_index.exists_in(str(folder)):
-        return "missing", version
-    return "ok", version
 
 
 # --- verify --------------------------------------------------------------------------------
@@ -221,10 +170,12 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         try:
             parse(data.decode("utf-8"), path)
         except UnicodeDecodeError as problem:
-            report.issues.append(Issue("unparseable", path, f"not UTF-8 text ({problem.reason})"))
+            detail = f"not UTF-8 text ({problem.reason})"
+            report.issues.append(Issue("unparseable", path, detail, hint=UTF8_HINT))
             continue
         except UnparseableFile as problem:
-            report.issues.append(Issue("unparseable", path, problem.reason, problem.line))
+            issue = Issue("unparseable", path, problem.reason, problem.line, problem.hint)
+            report.issues.append(issue)
             continue
         secrets = find_secret_kinds(data.decode("utf-8"))
         if secrets:
@@ -259,7 +210,7 @@ def _half_done_writes(checkup: Checkup) -> list[Issue]:
     if (checkup.root / ".git" / "index.lock").exists() and not git_processes(checkup.root):
         detail = "git's index lock was left by a git that crashed (no git process runs here)"
         issues.append(Issue("stale_git_lock", ".git/index.lock", detail))
-    journal = sorted((checkup.run_dir / "journal").glob("*.json"))
+    journal = checkup.journal()
     if journal and not flock_held(checkup.run_dir / "write.lock"):
         issues += [
             Issue(
@@ -305,52 +256,3 @@ def _duplicates(
             detail = f"{label} {value} is used by {len(paths)} files: {', '.join(paths)}"
             issues += [Issue(kind, path, detail) for path in paths]
     return issues
-
-
-# --- processes and locks -------------------------------------------------------------------
-
-
-def flock_held(path: Path) -> bool:
-    """Whether another open file holds an flock on path (tried without waiting)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False  # no lock file: nobody ever locked it
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
-
-
-def git_processes(root: Path) -> list[int]:
-    """Pids of git processes working in the vault that may hold its locks (as repo.py judges).
-
-    `git cat-file --batch` helpers (GitPython keeps them alive for as long as a server
-    runs) only read objects and never take a lock, so they do not count.
-    """
-    proc = Path("/proc")
-    found = []
-    if not proc.is_dir():
-        return [0]  # cannot tell: assume one lives
-    for pid_dir in proc.iterdir():
-        if not pid_dir.name.isdigit():
-            continue
-        try:
-            if not (pid_dir / "comm").read_text().strip().startswith("git"):
-                continue
-            argv = (pid_dir / "cmdline").read_bytes().split(b"\0")
-            if b"cat-file" in argv:
-                continue
-            cwd = Path(os.readlink(pid_dir / "cwd"))
-            # A git started elsewhere with -C, --git-dir or --work-tree names the vault.
-            named = any(os.fsencode(root) in arg for arg in argv)
-            if named or cwd == root or root in cwd.parents:
-                found.append(int(pid_dir.name))
-        except OSError:
-            continue
-    return found

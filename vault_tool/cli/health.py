@@ -8,15 +8,15 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.app import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.output import emit, open_vault, progress_callback, vault_options
+from vault_tool.errors import UNHEALTHY
 
-UNHEALTHY = 8  # the exit code of verify and doctor when anything is wrong
 _MARKS = {"ok": "[green]✓[/green]", "warn": "[yellow]![/yellow]", "fail": "[red]✗[/red]"}
 
 
 @contextlib.contextmanager
 def _checkup(vault_path: str | None) -> Iterator[Any]:
-    from vault_tool.checks.verify import Checkup
+    from vault_tool.checks.checkup import Checkup
     from vault_tool.storage.config import resolve_vault_path
 
     with Checkup(resolve_vault_path(vault_path)) as checkup:
@@ -36,10 +36,10 @@ def verify(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
     up first (`vault-tool reindex` and `vault-tool commit` repair). Exit code 0 when all
     agree, 8 when anything disagrees.
     """
-    from vault_tool.checks import verify as health
+    from vault_tool.checks import verify as verify_module
 
     with _checkup(vault_path) as checkup:
-        report = health.verify(checkup, progress=progress_callback("Checking files"))
+        report = verify_module.verify(checkup, progress=progress_callback("Checking files"))
     result = report.to_dict()
 
     def render(out: Any) -> None:
@@ -54,7 +54,7 @@ def verify(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
             out.print(f"{where}  {issue.detail}", markup=False)
         out.print(f"{_MARKS['fail']} {len(report.issues)} disagreements ({what}).")
         for kind in dict.fromkeys(i.kind for i in report.issues):
-            out.print(f"  [bold]{kind}[/bold]: {health.FIXES[kind]}", highlight=False)
+            out.print(f"  [bold]{kind}[/bold]: {verify_module.FIXES[kind]}", highlight=False)
 
     emit(result, as_json, render)
     if not report.healthy:

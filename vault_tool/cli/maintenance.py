@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.app import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.output import emit, open_vault, progress_callback, vault_options
 
 
 @click.command()
@@ -60,7 +60,7 @@ def commit(vault_path: str | None, as_json: bool) -> None:
     or that hold a secret are reported and left uncommitted.
     """
     with open_vault(vault_path, catch_up=False) as vault:
-        report = vault.sync_paths(vault.store.uncommitted_paths(), commit=True)
+        report = vault.commit_hand_edits()
     result = {"committed": report.indexed + report.removed, "problems": report.problems}
 
     def render(out: Any) -> None:

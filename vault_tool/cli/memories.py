@@ -7,37 +7,30 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.app import emit, open_vault, vault_options
+from vault_tool.cli.output import emit, open_vault, vault_options
 
 
 @click.command()
 @click.argument("memory_id")
-@click.option("--version", "version", metavar="SHA", help="Show the memory as of this version.")
+@click.option(
+    "--version",
+    "version",
+    metavar="SHA",
+    help="Show the memory as of this version (7 or more digits of a sha from `history`).",
+)
 @vault_options
 def show(memory_id: str, version: str | None, vault_path: str | None, as_json: bool) -> None:
     """Show one memory: its file as written, with id, version and path."""
     with open_vault(vault_path) as vault:
-        result = vault.read(memory_id)
-        text = vault.store.read_bytes(result["path"])
-        if version:
-            shown = [c for c in vault.store.history(result["path"]) if c.sha.startswith(version)]
-            if not shown:
-                from vault_tool.errors import NotFound
-
-                raise NotFound(
-                    f"version: {version!r} is not a version of {memory_id}",
-                    hint=f"pick one from `vault-tool history {memory_id}`",
-                )
-            text = vault.store.show_file(shown[0].sha, shown[0].path)
-            result = {**result, "version_id": shown[0].sha, "path": shown[0].path}
-    file_text = (text or b"").decode("utf-8", "replace")
+        result = vault.show(memory_id, version)
+    file_text = result["file"]
 
     def render(out: Any) -> None:
         where = f"{result['memory_id']}  version {result['version_id'][:10]}  {result['path']}"
         out.print(f"[dim]{where}[/dim]")
         out.print(file_text, markup=False, end="")
 
-    emit({**result, "file": file_text}, as_json, render)
+    emit(result, as_json, render)
 
 
 @click.command()
@@ -47,10 +40,7 @@ def show(memory_id: str, version: str | None, vault_path: str | None, as_json: b
 def history(memory_id: str, patch: bool, vault_path: str | None, as_json: bool) -> None:
     """Every version of a memory, newest first: commit, date, author, client, message."""
     with open_vault(vault_path) as vault:
-        versions = vault.history(memory_id)
-        if patch:
-            for entry in versions:
-                entry["patch"] = vault.store.diff(entry["sha"], entry["path"])
+        versions = vault.history(memory_id, patch=patch)
 
     def render(out: Any) -> None:
         if not patch:
@@ -68,7 +58,10 @@ def history(memory_id: str, patch: bool, vault_path: str | None, as_json: bool) 
 @click.argument("version")
 @vault_options
 def restore(memory_id: str, version: str, vault_path: str | None, as_json: bool) -> None:
-    """Bring a memory back to an earlier VERSION (a sha from `history`), as one new commit."""
+    """Bring a memory back to an earlier VERSION, as one new commit.
+
+    VERSION is a sha from `history`, or 7 or more of its first digits.
+    """
     with open_vault(vault_path) as vault:
         result = vault.restore(memory_id, version)
 
@@ -103,8 +96,7 @@ def log(
     --grep 'Client: claude-code' --stat
     """
     with open_vault(vault_path, catch_up=False) as vault:
-        found = vault.store.log(limit=limit, client=client, since=since, memory_type=memory_type)
-        commits = [c.__dict__ for c in found]
+        commits = vault.log(limit=limit, client=client, since=since, memory_type=memory_type)
     emit(commits, as_json, lambda out: out.print(_commit_table(commits)))
 
 
@@ -147,7 +139,7 @@ def remember_file(
     draft = parse(file.read(), name if name != "<stdin>" else "-")
     delta = draft.semantic_delta()
     with open_vault(vault_path) as vault:
-        target = memory_id or (draft.id if draft.id and vault.index.by_id(draft.id) else None)
+        target = memory_id or (draft.id if draft.id and vault.find(draft.id) else None)
         if target:
             version = expected_version or vault.read(target)["version_id"]
             args = {"mode": "update", "memory_id": target, "expected_version_id": version}

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.app import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.output import emit, open_vault, progress_callback, vault_options
 
 DRY_RUN_HELP = "Show the diff of every file it would rewrite, and write nothing."
 

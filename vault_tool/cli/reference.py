@@ -1,13 +1,21 @@
-"""Generate docs/cli.md from the command tree, so the reference cannot drift from --help.
+"""Generate the references that must not drift: docs/cli.md, and docs/mcp.md's error codes.
 
 python -m vault_tool.cli.reference > docs/cli.md
+python -m vault_tool.cli.reference --mcp-errors docs/mcp.md   (rewrites the marked block)
+
+docs/cli.md comes from the command tree and `errors.EXIT_CODES`; the error-code block of
+docs/mcp.md from `errors.CODES`. Tests fail when either file disagrees with the code.
 """
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
+
 import click
 
-from vault_tool.cli.app import EXIT_CODES, cli
+from vault_tool.cli.app import cli
+from vault_tool.errors import CODES, EXIT_CODES
 
 HEADER = """\
 # vault-tool command reference
@@ -17,20 +25,66 @@ a test fails when this file and the commands disagree.
 
 """
 
+MCP_ERRORS_START = (
+    "<!-- error codes: generated from vault_tool/errors.py by "
+    "`python -m vault_tool.cli.reference --mcp-errors docs/mcp.md` -->\n"
+)
+MCP_ERRORS_END = "<!-- end of error codes -->\n"
+
 
 def render() -> str:
-    """The whole reference as Markdown."""
-    parts = [
-        HEADER,
-        "## Exit codes\n\n",
-        EXIT_CODES.replace("\n", " ").replace("Exit codes: ", ""),
-        "\n",
-    ]
-    for name, command in cli.commands.items():
-        with click.Context(command, info_name=f"vault-tool {name}", terminal_width=100) as ctx:
-            parts.append(f"\n## vault-tool {name}\n\n```text\n{command.get_help(ctx)}\n```\n")
+    """The whole command reference as Markdown."""
+    parts = [HEADER, "## Exit codes\n\n", exit_code_table()]
+    # Each command's help as `vault-tool NAME --help` prints it: under the group's context,
+    # whose settings (-h as well as --help) the commands inherit.
+    settings = {**cli.context_settings, "terminal_width": 100}
+    with click.Context(cli, info_name="vault-tool", **settings) as group:
+        for name, command in cli.commands.items():
+            with click.Context(command, info_name=name, parent=group) as ctx:
+                parts.append(f"\n## vault-tool {name}\n\n```text\n{command.get_help(ctx)}\n```\n")
     return "".join(parts)
 
 
+def exit_code_table() -> str:
+    """Every exit code of the CLI, its meaning and the error codes that end in it."""
+    rows = ["| Exit code | Meaning | Error codes |", "|---|---|---|"]
+    for exit_code, meaning in EXIT_CODES.items():
+        codes = ", ".join(f"`{row.code}`" for row in CODES.values() if row.exit_code == exit_code)
+        rows.append(f"| {exit_code} | {meaning} | {codes} |")
+    return "\n".join(rows) + "\n"
+
+
+def mcp_error_block() -> str:
+    """docs/mcp.md's marked block: every error code, its meaning and the CLI's exit code."""
+    rows = ["| `code` | Meaning | CLI exit code |", "|---|---|---|"]
+    rows += [f"| `{row.code}` | {row.meaning} | {row.exit_code} |" for row in CODES.values()]
+    return MCP_ERRORS_START + "\n".join(rows) + "\n" + MCP_ERRORS_END
+
+
+def with_mcp_errors(text: str) -> str:
+    """text (docs/mcp.md) with its marked error-code block replaced by the current table."""
+    start = text.find(MCP_ERRORS_START)
+    end = text.find(MCP_ERRORS_END, max(start, 0))
+    if start < 0 or end < 0:
+        raise ValueError("no error-code block: add the two marker lines where it belongs")
+    return text[:start] + mcp_error_block() + text[end + len(MCP_ERRORS_END) :]
+
+
+def _main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m vault_tool.cli.reference")
+    parser.add_argument(
+        "--mcp-errors",
+        metavar="FILE",
+        type=Path,
+        help="rewrite the error-code block of FILE (docs/mcp.md) instead of printing docs/cli.md",
+    )
+    options = parser.parse_args()
+    if options.mcp_errors is None:
+        print(render(), end="")
+        return
+    text = options.mcp_errors.read_text(encoding="utf-8")
+    options.mcp_errors.write_text(with_mcp_errors(text), encoding="utf-8")
+
+
 if __name__ == "__main__":
-    print(render(), end="")
+    _main()

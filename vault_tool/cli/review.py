@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.app import emit, open_vault, vault_options
+from vault_tool.cli.output import emit, open_vault, vault_options
 
 
 @click.command()

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.app import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.output import emit, open_vault, progress_callback, vault_options
 
 
 @click.command()
@@ -127,7 +127,7 @@ def ledger(
     with open_vault(vault_path, catch_up=False) as vault:
         records = [
             r
-            for r in vault.ledger.records("search")
+            for r in vault.ledger_records("search")
             if (not query_filter or query_filter.lower() in r["query"].lower())
             and (not since or r["time"] >= since)
         ][-limit:][::-1]

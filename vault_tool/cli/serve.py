@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.app import emit, vault_options
+from vault_tool.cli.output import emit, vault_options
 from vault_tool.ops.hosts import HOSTS
 
 
@@ -206,18 +206,10 @@ def skill(install_dir: str | None, vault_path: str | None, as_json: bool) -> Non
 
 def _existing_vault(vault_path: str | None) -> Path:
     """The vault folder, which must already exist (serving never creates one)."""
-    from vault_tool.errors import VaultUnavailable
-    from vault_tool.storage.config import resolve_vault_path
+    from vault_tool.storage.config import find_vault, resolve_vault_path
 
-    root = resolve_vault_path(vault_path)
     # The same test Store.open makes, without loading git: `serve` must answer fast.
-    if not (root / ".git").exists() or not (root / ".vault").is_dir():
-        raise VaultUnavailable(
-            f"no vault at {root}",
-            hint="create one with `vault-tool init PATH`, or point --vault / "
-            "$VAULT_TOOL_VAULT at an existing vault",
-        )
-    return root
+    return find_vault(resolve_vault_path(vault_path))
 
 
 def _quoted(part: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from vault_tool.cli.app import emit, progress_callback, vault_options
+from vault_tool.cli.output import emit, progress_callback, vault_options
 
 
 @click.command()
@@ -21,17 +21,16 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
     from vault_tool.engine.vault import Vault
     from vault_tool.ops.sample import create_sample_vault
     from vault_tool.storage.config import resolve_vault_path
-    from vault_tool.storage.store import Store
 
     root = resolve_vault_path(path or vault_path)
     count = 0
     if sample:
         count = create_sample_vault(root, progress=progress_callback("Writing sample memories"))
     else:
-        Store.init(root).close()
+        Vault.create(root)
     with Vault.open(root, catch_up=False) as vault:
         vault.catch_up(progress=progress_callback("Indexing"))
-        head = vault.store.head_sha()
+        head = vault.head()
     result = {"vault": str(root), "memories": count, "version_id": head}
 
     def render(out):  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.app import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.output import emit, open_vault, progress_callback, vault_options
 
 IMPORT_FORMATS = ("markdown", "basic-memory", "kg-jsonl", "jsonl")
 EXPORT_FORMATS = ("jsonl", "kg-jsonl")

@@ -1,6 +1,8 @@
-"""Checking a remember call: schema, the rules the schema cannot say, and secret redaction.
+"""Checking tool calls: schema, the rules the schema cannot say, and secret redaction.
 
-Pure: turns arguments into drafts or raises InvalidInput naming the field and the fix.
+Pure: turns a remember call's arguments into drafts, and a search call's into its query
+and controls, or raises InvalidInput naming the field and the fix. Nothing past this
+module sees unchecked arguments.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_tool.core import ids, redact, schema
-from vault_tool.core.memory import first_h1, parse_time
+from vault_tool.core.memory import first_h1
+from vault_tool.core.times import parse_time
 from vault_tool.errors import InvalidInput
 
 _MODE_FIELDS = {
@@ -74,12 +77,88 @@ def check_call(args: Any) -> Call:
             f"{name}: is required for mode {mode}", hint=_mode_hint(mode), field=name
         )
     drafts = [prepare(args["content_md"], args["semantic_delta"])] if mode != "delete" else []
+    if mode == "create":
+        return Call(mode, drafts)
     return Call(
         mode,
         drafts,
-        memory_id=args.get("memory_id"),
-        expected_version_id=args.get("expected_version_id"),
+        memory_id=ids.check_memory_id(args["memory_id"]),
+        expected_version_id=ids.check_version_id(args["expected_version_id"]),
     )
+
+
+@dataclass(frozen=True)
+class Controls:
+    """Ranking controls and filters of one query."""
+
+    top_k: int = 5
+    maximum_context_bytes: int = 12000
+    memory_types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchCall:
+    """A checked search call: a ranked query with its controls, or an addressed read."""
+
+    query: str | None = None
+    memory_id: str | None = None
+    controls: Controls = Controls()
+    # What the ledger records of the call: its arguments as sent, but the query.
+    as_sent: dict[str, Any] = field(default_factory=dict)
+
+
+def check_search(args: Any) -> SearchCall:
+    """Validate a search call; raise InvalidInput on the first problem."""
+    if not isinstance(args, dict):
+        raise InvalidInput("arguments: must be an object", hint='send {"query": ...}')
+    schema.validate(args, "search.input.schema.json")
+    if ("query" in args) == ("memory_id" in args):
+        raise InvalidInput(
+            "send exactly one of query or memory_id",
+            hint="query ranks memories by relevance; memory_id reads one memory in full",
+            field="query",
+        )
+    if "memory_id" in args:
+        extra = sorted(set(args) - {"memory_id", "ledger"})
+        if extra:
+            raise InvalidInput(
+                f"{extra[0]}: ranking controls and filters do not apply to a memory_id read",
+                hint=f"remove {', '.join(extra)}, or search by query instead",
+                field=extra[0],
+            )
+        return SearchCall(memory_id=ids.check_memory_id(args["memory_id"]))
+    query = args["query"].strip()
+    if not query:
+        raise InvalidInput(
+            "query: must contain words", hint="describe what to recall", field="query"
+        )
+    controls = Controls(
+        top_k=args.get("top_k", 5),
+        maximum_context_bytes=args.get("maximum_context_bytes", 12000),
+        memory_types=tuple(args.get("memory_types", ())),
+        tags=tuple(args.get("tags", ())),
+        since=_checked_time(args.get("since"), "since"),
+        until=_checked_time(args.get("until"), "until"),
+    )
+    as_sent = {k: v for k, v in args.items() if k not in ("query", "ledger")}
+    return SearchCall(query=query, controls=controls, as_sent=as_sent)
+
+
+def _checked_time(value: str | None, field_name: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        parse_time(value)
+    except ValueError:
+        raise InvalidInput(
+            f"{field_name}: {value!r} is not a real date",
+            hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ",
+            field=field_name,
+        ) from None
+    return value
 
 
 def prepare(content_md: str, delta: dict[str, Any], prefix: str = "") -> Draft:

@@ -70,3 +70,15 @@ _ID_HINT = (
     "use an id returned by search or remember: a 26-character ULID, or for a hand-made "
     "file its path without .md (for example notes/wombat)"
 )
+
+
+def is_memory_path(relpath: str) -> bool:
+    """Whether a vault-relative path can hold a memory (not .git, .vault, dotfiles, backups)."""
+    parts = relpath.split("/")
+    name = parts[-1]
+    if not name.endswith(".md") or relpath == "README.md":
+        return False
+    if any(p.startswith(".") or not p for p in parts):
+        return False
+    # Editor artefacts: emacs autosave (#x.md#), backups (x.md~), vim/jetbrains temp names.
+    return not (name.startswith("#") or name.startswith("~") or name.endswith("~"))

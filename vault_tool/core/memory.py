@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime
 from functools import cache
 from typing import Any
 
-import yaml
-
 from vault_tool.core import schema
+from vault_tool.core.times import normalize_timestamp
+from vault_tool.core.yaml_safe import dump_yaml, load_yaml
 from vault_tool.errors import InvalidInput, UnparseableFile
 
 KEY_ORDER = (
@@ -30,9 +30,10 @@ KEY_ORDER = (
     "updated",
 )
 MAX_FILE_BYTES = 1_000_000
-_MAX_YAML_NODES = 5_000
-_MAX_YAML_DEPTH = 16
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+# The fixes an unparseable file's error carries (doctor shows them as they are).
+_NOT_CLOSED_HINT = "end the front matter with a line '---' before the # heading"
+UTF8_HINT = "save the file as UTF-8 text"
+_TOO_LARGE_HINT = "split it into smaller memories (at most 1 MB each)"
 
 
 @dataclass(frozen=True)
@@ -139,34 +140,66 @@ class Memory:
         """A copy with some fields replaced."""
         return replace(self, **changes)
 
+    @classmethod
+    def from_mapping(cls, fields: dict[str, Any], body: str, **overrides: Any) -> Memory:
+        """A Memory from front matter fields (shaped as memory.schema.json says) and a body.
+
+        Values are kept as given (dates as written), so a parsed file renders back byte for
+        byte; keys that are not ours become `extra`. overrides replace any field.
+        """
+        values: dict[str, Any] = {
+            "id": fields.get("id"),
+            "memory_type": fields.get("memory_type", "note"),
+            "title": fields.get("title"),
+            "body": body,
+            "key": fields.get("key"),
+            "status": fields.get("status", "active"),
+            "pinned": bool(fields.get("pinned", False)),
+            "entities": tuple(
+                Entity(e["n"], e["kind"], e["is"]) for e in fields.get("entities") or ()
+            ),
+            "facts": tuple(
+                Fact(
+                    f["subject"],
+                    f["predicate"],
+                    f["object"],
+                    f.get("valid_from"),
+                    f.get("valid_until"),
+                )
+                for f in fields.get("facts") or ()
+            ),
+            "tags": tuple(fields.get("tags") or ()),
+            "supersedes": tuple(fields.get("supersedes") or ()),
+            "expires_at": fields.get("expires_at"),
+            "source": fields.get("source"),
+            "created": fields.get("created"),
+            "updated": fields.get("updated"),
+            "extra": {k: v for k, v in fields.items() if k not in KEY_ORDER},
+        }
+        values.update(overrides)
+        return cls(**values)
+
 
 def memory_from_delta(delta: dict[str, Any], body: str, **fields: Any) -> Memory:
-    """A Memory from a validated semantic delta (tool input) and a body."""
-    return Memory(
-        memory_type=delta["memory_type"],
-        title=delta["title"].strip(),
-        body=normalize_body(body),
-        key=delta.get("key"),
-        status=delta.get("status", "active"),
-        pinned=bool(delta.get("pinned", False)),
-        entities=tuple(
-            Entity(e["n"].strip(), e["kind"], e["is"].strip()) for e in delta["entities"]
-        ),
-        facts=tuple(
-            Fact(
-                f["subject"].strip(),
-                f["predicate"],
-                f["object"].strip(),
-                f.get("valid_from"),
-                f.get("valid_until"),
-            )
+    """A Memory from a validated semantic delta (tool input) and a body, names trimmed."""
+    trimmed = {
+        **delta,
+        "title": delta["title"].strip(),
+        "entities": [{**e, "n": e["n"].strip(), "is": e["is"].strip()} for e in delta["entities"]],
+        "facts": [
+            {**f, "subject": f["subject"].strip(), "object": f["object"].strip()}
             for f in delta["facts"]
-        ),
-        tags=tuple(delta.get("tags", ())),
-        supersedes=tuple(delta.get("supersedes", ())),
-        expires_at=normalize_timestamp(delta["expires_at"]) if delta.get("expires_at") else None,
-        **fields,
-    )
+        ],
+        "expires_at": normalize_timestamp(delta["expires_at"]) if delta.get("expires_at") else None,
+    }
+    fields.setdefault("extra", {})  # a delta has no foreign keys
+    return Memory.from_mapping(trimmed, normalize_body(body), **fields)
+
+
+def fingerprint(memory_type: str, title: str, body: str) -> str:
+    """Identity of a create for idempotency: same type, title and content."""
+    raw = f"{memory_type}\0{title.strip()}\0{body.strip()}".encode()
+    return hashlib.sha256(raw).hexdigest()[:40]
 
 
 # --- parsing -------------------------------------------------------------------------------
@@ -178,7 +211,7 @@ def parse(text: str, path: str) -> Memory:
 
     if len(text) > MAX_FILE_BYTES:
         raise UnparseableFile(
-            path, None, f"file too large ({len(text)} characters)", "split it into smaller files"
+            path, None, f"file too large ({len(text)} characters)", _TOO_LARGE_HINT
         )
     text = text.replace("\r\n", "\n")
     handler = frontmatter.YAMLHandler()
@@ -190,9 +223,7 @@ def parse(text: str, path: str) -> Memory:
     try:
         raw, body = handler.split(text)
     except ValueError:
-        raise UnparseableFile(
-            path, 1, "front matter is not closed", "end the front matter with a line '---'"
-        ) from None
+        raise UnparseableFile(path, 1, "front matter is not closed", _NOT_CLOSED_HINT) from None
     body = body[1:] if body.startswith("\n") else body
     meta = load_yaml(raw, path)
     body_line = raw.count("\n") + 2
@@ -202,54 +233,7 @@ def parse(text: str, path: str) -> Memory:
         top = (problem.field or "").split(".")[0].split("[")[0]
         raise UnparseableFile(path, _line_of_key(raw, top), problem.message, problem.hint) from None
     title, _ = _require_h1(body, path, body_line)
-    extra = {k: v for k, v in meta.items() if k not in KEY_ORDER}
-    return Memory(
-        id=meta.get("id"),
-        memory_type=meta.get("memory_type", "note"),
-        title=meta.get("title") or title,
-        body=normalize_body(body),
-        key=meta.get("key"),
-        status=meta.get("status", "active"),
-        pinned=bool(meta.get("pinned", False)),
-        entities=tuple(Entity(e["n"], e["kind"], e["is"]) for e in meta.get("entities") or ()),
-        facts=tuple(
-            Fact(
-                f["subject"], f["predicate"], f["object"], f.get("valid_from"), f.get("valid_until")
-            )
-            for f in meta.get("facts") or ()
-        ),
-        tags=tuple(meta.get("tags") or ()),
-        supersedes=tuple(meta.get("supersedes") or ()),
-        expires_at=meta.get("expires_at"),
-        source=meta.get("source"),
-        created=meta.get("created"),
-        updated=meta.get("updated"),
-        extra=extra,
-    )
-
-
-def load_yaml(raw: str, path: str) -> dict[str, Any]:
-    """Front matter YAML -> dict, refusing aliases, deep nesting and non-mapping documents."""
-    try:
-        meta = yaml.load(raw, Loader=_loader())
-    except yaml.MarkedYAMLError as problem:
-        mark = problem.problem_mark or problem.context_mark
-        # The splitter leaves the newline after the opening --- at the start of raw, so
-        # raw's line n (0-based) is the file's line n + 1.
-        line = mark.line + 1 if mark else None
-        reason = f"front matter is not valid YAML: {problem.problem or problem.context}"
-        raise UnparseableFile(path, line, reason, "fix the YAML between the --- lines") from None
-    except yaml.YAMLError as problem:
-        raise UnparseableFile(
-            path, 2, f"front matter is not valid YAML: {problem}", "fix the YAML"
-        ) from None
-    if meta is None:
-        return {}
-    if not isinstance(meta, dict):
-        raise UnparseableFile(
-            path, 2, "front matter is not a mapping of keys to values", "write key: value lines"
-        )
-    return meta
+    return Memory.from_mapping(meta, normalize_body(body), title=meta.get("title") or title)
 
 
 def first_h1(body: str) -> str | None:
@@ -288,89 +272,14 @@ def _markdown() -> Any:
     return MarkdownIt("commonmark")
 
 
-@cache
-def _loader() -> type:
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class FrontMatterLoader(base):  # type: ignore[misc, valid-type]
-        # Dates stay strings: the file's text is the value, and validation checks its shape.
-        yaml_implicit_resolvers = _without_timestamps(base.yaml_implicit_resolvers)
-
-        def construct_document(self, node: Any) -> Any:
-            _check_node_graph(node)
-            return super().construct_document(node)
-
-    return FrontMatterLoader
-
-
-def _check_node_graph(root: Any) -> None:
-    """Refuse anchors reused as aliases (billion laughs), deep nesting and huge documents."""
-    seen: set[int] = set()
-    stack = [(root, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if id(node) in seen:
-            raise yaml.YAMLError("anchors and aliases are not allowed in front matter")
-        seen.add(id(node))
-        if depth > _MAX_YAML_DEPTH or len(seen) > _MAX_YAML_NODES:
-            raise yaml.YAMLError("front matter is nested too deeply or is too large")
-        if isinstance(node, yaml.MappingNode):
-            stack.extend((part, depth + 1) for pair in node.value for part in pair)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend((child, depth + 1) for child in node.value)
-
-
-def _without_timestamps(resolvers: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
-    return {k: [(t, r) for t, r in v if t != _TIMESTAMP_TAG] for k, v in resolvers.items()}
-
-
 # --- rendering -----------------------------------------------------------------------------
-
-
-class _Dumper(yaml.SafeDumper):
-    yaml_implicit_resolvers = _without_timestamps(yaml.SafeDumper.yaml_implicit_resolvers)
-
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> Any:
-        # Indent list items under their key ("entities:\n  - n: Ana"), as people write YAML.
-        return super().increase_indent(flow, False)
 
 
 def render(memory: Memory) -> str:
     """The file text of a memory: fixed key order, block YAML, LF, one trailing newline."""
-    front = yaml.dump(
-        memory.front_matter(),
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=1_000_000,
-    )
-    return f"---\n{front}---\n{normalize_body(memory.body)}"
+    return f"---\n{dump_yaml(memory.front_matter())}---\n{normalize_body(memory.body)}"
 
 
 def normalize_body(body: str) -> str:
     """LF line endings, no leading blank lines, exactly one trailing newline."""
     return body.replace("\r\n", "\n").replace("\r", "\n").lstrip("\n").rstrip() + "\n"
-
-
-# --- time ----------------------------------------------------------------------------------
-
-
-def utc_now() -> str:
-    """Now, as the tool writes times: YYYY-MM-DDTHH:MM:SSZ."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(value: str) -> datetime:
-    """A date or ISO time from a file or a call -> aware UTC datetime. Raises ValueError."""
-    text = value.strip().replace(" ", "T", 1)
-    if len(text) == 10:
-        parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
-    else:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-
-
-def normalize_timestamp(value: str) -> str:
-    """A date or ISO time -> YYYY-MM-DDTHH:MM:SSZ."""
-    return parse_time(value).strftime("%Y-%m-%dT%H:%M:%SZ")

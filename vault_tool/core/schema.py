@@ -14,14 +14,6 @@ from typing import Any
 
 from vault_tool.errors import InvalidInput, LimitExceeded
 
-SCHEMA_NAMES = (
-    "memory.schema.json",
-    "search.input.schema.json",
-    "search.output.schema.json",
-    "remember.input.schema.json",
-    "remember.output.schema.json",
-    "error.schema.json",
-)
 BATCH_LIMIT = 20
 
 # Hints for fields whose pattern alone does not say how to fix a value.

@@ -8,16 +8,22 @@ force at that moment, with only the facts that held on that day.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from vault_tool.core import ids
-from vault_tool.core.memory import Memory, parse, parse_time
+from vault_tool.core.calls import Controls
+from vault_tool.core.ids import is_memory_path
+from vault_tool.core.memory import Memory, parse
+from vault_tool.core.times import end_of, parse_time, valid_on
 from vault_tool.errors import InvalidInput, NotFound, UnparseableFile
-from vault_tool.search import index as index_module
 from vault_tool.search import ranking
+from vault_tool.search.documents import document_for
+from vault_tool.search.index import scratch_searcher
+from vault_tool.search.results import hit_entries
 from vault_tool.storage.git import Commit, blob_sha
-from vault_tool.storage.store import Store, is_memory_path
+from vault_tool.storage.store import Store
 
 _SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
 
@@ -63,80 +69,107 @@ def resolve_moment(store: Store, when: str) -> tuple[str, datetime]:
         stamp = store.git("log", "-1", "--format=%cI", sha)
         return sha, parse_time(stamp)
     try:
-        moment = parse_time(when)
+        moment = end_of(when)  # a date means the end of that day
     except ValueError:
         raise InvalidInput(
             f"--as-of: {when!r} is neither a date nor a commit of this vault",
             hint="give YYYY-MM-DD, an ISO time, or a sha from `vault-tool log`",
         ) from None
-    if len(when.strip()) == 10:  # a date means the end of that day
-        moment = moment.replace(hour=23, minute=59, second=59)
     sha = store.git("rev-list", "-1", f"--before={moment.isoformat()}", "HEAD")
     if not sha:
         raise NotFound(f"the vault has no commit before {when}", hint="pick a later date")
     return sha, moment
 
 
+def versions(store: Store, path: str, *, patch: bool = False) -> list[dict[str, Any]]:
+    """Every version of the file, newest first; with patch, the diff each one made."""
+    found = [asdict(c) for c in store.history(path)]
+    for entry in found if patch else ():
+        entry["patch"] = store.diff(entry["sha"], entry["path"])
+    return found
+
+
+def file_of(store: Store, read: dict[str, Any], commit: Commit | None) -> dict[str, Any]:
+    """An addressed read with the file's text, as it is now or as of commit."""
+    if commit is None:
+        data = store.read_bytes(read["path"])
+    else:
+        data = store.show_file(commit.sha, commit.path)
+        read = {**read, "version_id": commit.sha, "path": commit.path}
+    return {**read, "file": (data or b"").decode("utf-8", "replace")}
+
+
+def find_version(commits: list[Commit], memory_id: str, version: str) -> Commit:
+    """The one commit of a memory's history that a version names.
+
+    One rule for every command that takes a version (show, restore): a sha or a prefix of
+    at least 7 hex digits, in any case, naming exactly one version of this memory.
+    """
+    wanted = version.strip().lower()
+    found = [c for c in commits if c.sha.startswith(wanted)] if _SHA_RE.match(wanted) else []
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise InvalidInput(
+            f"version: {version!r} names {len(found)} versions of {memory_id}",
+            hint="give more of the sha, as `vault-tool history` prints it",
+            field="version",
+        )
+    raise NotFound(
+        f"version: {version!r} is not a version of {memory_id}",
+        hint=f"pick a commit from `vault-tool history {memory_id}`",
+        field="version",
+    )
+
+
 def search_as_of(
-    store: Store, args: dict[str, Any], when: str, *, explain: bool = False, progress: Any = None
+    store: Store,
+    query: str,
+    controls: Controls,
+    when: str,
+    *,
+    explain: bool = False,
+    progress: Any = None,
 ) -> dict[str, Any]:
     """Rank the memories the vault held at a moment, with the facts valid on that day."""
-    from whoosh.filedb.filestore import RamStorage
-
     sha, moment = resolve_moment(store, when)
     listing = store.git("-c", "core.quotepath=off", "ls-tree", "-r", "--name-only", sha)
     paths = [p for p in listing.splitlines() if is_memory_path(p)]
     versions = store.last_commits(set(paths), rev=sha)
-    ix = RamStorage().create_index(index_module.whoosh_schema())
-    writer = ix.writer()
     stamp = int(moment.timestamp() * 1e9)
-    for n, path in enumerate(paths, 1):
-        if progress:
-            progress(n, len(paths))
-        data = store.show_file(sha, path)
-        memory = _parse_bytes(data, path)
-        if memory is None or data is None:
-            continue
-        writer.add_document(
-            **index_module.document(
+
+    def documents() -> Iterator[dict[str, Any]]:
+        for n, path in enumerate(paths, 1):
+            if progress:
+                progress(n, len(paths))
+            data = store.show_file(sha, path)
+            memory = _parse_bytes(data, path)
+            if memory is None or data is None:
+                continue
+            yield document_for(
                 memory,
-                path=path,
-                memory_id=memory.id or ids.path_id(path),
+                path,
                 version_id=versions.get(path, sha),
                 blob=blob_sha(data),
                 mtime_ns=stamp,
                 size=len(data),
             )
-        )
-    writer.commit()
-    controls = ranking.Controls(
-        top_k=args.get("top_k", 5),
-        maximum_context_bytes=args.get("maximum_context_bytes", 12000),
-        memory_types=args.get("memory_types", []),
-        tags=args.get("tags", []),
-    )
-    with ix.searcher() as searcher:
-        hits, total = ranking.rank(searcher, args["query"], controls, moment)
+
+    with scratch_searcher(documents()) as searcher:
+        hits, total = ranking.rank(searcher, query, controls, moment)
     day = moment.date().isoformat()
-    selected = ranking.hit_entries(
+    selected = hit_entries(
         hits,
         controls.maximum_context_bytes,
         lambda facts: [f for f in facts if valid_on(f, day)],
         explain=explain,
     )
     return {
-        "query": args["query"],
+        "query": query,
         "selected_hits": selected,
         "total_matches": total,
         "as_of": {"commit": sha, "moment": moment.astimezone(UTC).isoformat()},
     }
-
-
-def valid_on(fact: dict[str, Any], day: str) -> bool:
-    """Whether a fact holds on day (YYYY-MM-DD) by its valid_from / valid_until."""
-    return fact.get("valid_from", "") <= day and (
-        not fact.get("valid_until") or day <= fact["valid_until"]
-    )
 
 
 def _parse_bytes(data: bytes | None, path: str) -> Memory | None:

@@ -8,7 +8,6 @@ version stays searchable and the problem is recorded for `vault-tool doctor`.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,10 +16,12 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
 from vault_tool.core import ids, redact
-from vault_tool.core.memory import Memory, parse
+from vault_tool.core.memory import UTF8_HINT, Memory, parse
 from vault_tool.errors import InvalidInput, UnparseableFile, VaultError
-from vault_tool.search import index as index_module
+from vault_tool.search.documents import Indexed, document_for
 from vault_tool.search.index import Index
+from vault_tool.storage import problems as recorded
+from vault_tool.storage.durable import replace_text
 from vault_tool.storage.git import blob_sha, commit_message
 from vault_tool.storage.store import Store
 
@@ -49,7 +50,6 @@ class Intake:
         self.store = store
         self.index = index
         self.root = store.root
-        self._problems_file = store.run_dir / "problems.json"
 
     def catch_up(self, progress: Progress | None = None) -> SyncReport:
         """Index what changed in the folder since the index last saw it; never rewrites files."""
@@ -71,7 +71,7 @@ class Intake:
             unindexed = set(changed) - set(known)
             self.index_paths(changed, report.removed, report, progress, unindexed=unindexed)
         with contextlib.suppress(OSError):  # without it, the next catch-up checks more
-            _write_atomically(self.index.dir / HEAD_RECORD, head)
+            replace_text(self.index.dir / HEAD_RECORD, head)
         return report
 
     def _committed_since_last_catch_up(self, head: str, candidates: set[str]) -> list[str]:
@@ -128,7 +128,7 @@ class Intake:
         lookup of an old one (a third of a full reindex).
         """
         report = report or SyncReport()
-        problems = self._load_problems()
+        problems = recorded.load(self.store.run_dir)
         bulk = len(paths) >= BULK_DOCUMENTS and (os.cpu_count() or 1) > 1
         with self.store.write_lock(), self.index.writer(bulk=bulk) as writer:
             # Versions are read under the lock: a writer that was mid-way has committed.
@@ -147,22 +147,23 @@ class Intake:
                         continue
                     memory = _parse_memory(data, path)
                 except UnicodeDecodeError as problem:
-                    report.problems[path] = _problem(
-                        None, f"not UTF-8 text ({problem.reason})", "save the file as UTF-8"
+                    report.problems[path] = recorded.entry(
+                        None, f"not UTF-8 text ({problem.reason})", UTF8_HINT
                     )
                     continue
                 except UnparseableFile as problem:
-                    report.problems[path] = _problem(problem.line, problem.reason, problem.hint)
+                    report.problems[path] = recorded.entry(
+                        problem.line, problem.reason, problem.hint
+                    )
                     continue
                 except OSError:
                     continue  # gone or unreadable since the listing: the next pass sees it
                 problems.pop(path, None)
                 add = writer.add_document if path in unindexed else writer.update_document
                 add(
-                    **index_module.document(
+                    **document_for(
                         memory,
-                        path=path,
-                        memory_id=memory.id or ids.path_id(path),
+                        path,
                         version_id=versions.get(path, head),
                         blob=blob_sha(data),
                         mtime_ns=stat.st_mtime_ns,
@@ -171,7 +172,7 @@ class Intake:
                 )
                 report.indexed.append(path)
         problems.update(report.problems)
-        self._save_problems(problems)
+        recorded.save(self.store.run_dir, problems)
         return report
 
     def sync_paths(self, paths: list[str], *, commit: bool | None = None) -> SyncReport:
@@ -183,7 +184,7 @@ class Intake:
         """
         commit = self.store.config.auto_commit if commit is None else commit
         report = SyncReport()
-        problems = self._load_problems()
+        problems = recorded.load(self.store.run_dir)
         with self.store.write_lock():
             known = {p: self.index.by_path(p) for p in paths}
             ready: dict[str, _Checked] = {}
@@ -191,14 +192,14 @@ class Intake:
                 # Stat before reading: a change after the read then shows as a stale stat.
                 stat = _stat_or_none(self.root / path)
                 if stat is not None and not (S_ISREG(stat.st_mode) or S_ISLNK(stat.st_mode)):
-                    report.problems[path] = _problem(
+                    report.problems[path] = recorded.entry(
                         None, "not a regular file (a FIFO or a device)", "remove it"
                     )
                     continue
                 try:
                     data = self.store.read_bytes(path) if stat is not None else None
                 except InvalidInput as refused:  # a symlink, or a folder that leads out
-                    report.problems[path] = _problem(None, refused.message, refused.hint)
+                    report.problems[path] = recorded.entry(None, refused.message, refused.hint)
                     continue
                 doc = known[path]
                 if data is None or stat is None:
@@ -206,20 +207,22 @@ class Intake:
                         memory_id = doc.memory_id if doc else ids.path_id(path)
                         ready[path] = _Checked(memory_id, None, None, None)
                     continue
-                if doc is not None and doc.blob == blob_sha(data) and self._committed(path, data):
+                if self._taken_in(doc, path, data):
                     continue
                 try:
                     memory = _parse_memory(data, path)
                 except UnicodeDecodeError as problem:
-                    report.problems[path] = _problem(None, f"not UTF-8 text ({problem.reason})",
-                                                     "save the file as UTF-8")  # fmt: skip
+                    reason = f"not UTF-8 text ({problem.reason})"
+                    report.problems[path] = recorded.entry(None, reason, UTF8_HINT)
                     continue
                 except UnparseableFile as problem:
-                    report.problems[path] = _problem(problem.line, problem.reason, problem.hint)
+                    report.problems[path] = recorded.entry(
+                        problem.line, problem.reason, problem.hint
+                    )
                     continue
                 secrets_found = redact.find_secret_kinds(data.decode("utf-8"))
                 if secrets_found:
-                    report.problems[path] = _problem(
+                    report.problems[path] = recorded.entry(
                         None,
                         f"holds a secret ({', '.join(secrets_found)}); the edit is not committed",
                         "remove the secret from the file; it was never written to git",
@@ -232,7 +235,7 @@ class Intake:
                 problems.pop(path, None)
             versions = self._commit_hand_edits(ready, known) if commit else {}
             self._index_synced(ready, versions, report)
-        self._save_problems(problems)
+        recorded.save(self.store.run_dir, problems)
         return report
 
     def settled(self, path: str) -> bool:
@@ -248,16 +251,13 @@ class Intake:
             data = self.store.read_bytes(path)
         except (InvalidInput, OSError):
             return False
-        doc = self.index.by_path(path)
-        return (
-            data is not None
-            and doc is not None
-            and doc.blob == blob_sha(data)
-            and self._committed(path, data)
-        )
+        return data is not None and self._taken_in(self.index.by_path(path), path, data)
 
-    def _committed(self, path: str, data: bytes) -> bool:
-        return blob_sha(data) == self.store.head_blob(path)
+    def _taken_in(self, doc: Indexed | None, path: str, data: bytes) -> bool:
+        """Whether these bytes of path are both indexed (doc) and committed."""
+        return (
+            doc is not None and doc.blob == blob_sha(data) and self.store.matches_head(path, data)
+        )
 
     def _commit_hand_edits(self, ready: dict[str, _Checked], known: dict) -> dict[str, str]:
         # One commit per memory: a move (old path gone, new path with the same id) is one.
@@ -297,9 +297,8 @@ class Intake:
                     continue
                 # The blob and stat of the bytes that were parsed, not of the file now: if
                 # it changed since, catch-up and the next event see that and read it again.
-                writer.add_document(**index_module.document(
-                    memory, path=path, memory_id=checked.memory_id,
-                    version_id=versions.get(path, head), blob=blob_sha(data),
+                writer.add_document(**document_for(
+                    memory, path, version_id=versions.get(path, head), blob=blob_sha(data),
                     mtime_ns=stat.st_mtime_ns, size=stat.st_size,
                 ))  # fmt: skip
                 report.indexed.append(path)
@@ -326,24 +325,7 @@ class Intake:
 
     def problems(self) -> dict[str, dict[str, Any]]:
         """Files that did not parse when last read: path -> line, reason, hint."""
-        return self._load_problems()
-
-    def _load_problems(self) -> dict[str, dict[str, Any]]:
-        try:
-            return json.loads(self._problems_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-
-    def _save_problems(self, problems: dict[str, dict[str, Any]]) -> None:
-        tmp = self._problems_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(problems, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self._problems_file)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+        return recorded.load(self.store.run_dir)
 
 
 def _parse_memory(data: bytes, path: str) -> Memory:
@@ -381,7 +363,3 @@ def _stat_or_none(path: Path) -> os.stat_result | None:
     except OSError:
         return None
     return None if S_ISDIR(stat.st_mode) else stat
-
-
-def _problem(line: int | None, reason: str, hint: str) -> dict[str, Any]:
-    return {"line": line, "reason": reason, "hint": hint}

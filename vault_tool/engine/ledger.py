@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core.ids import new_id
+from vault_tool.errors import InvalidInput, NotFound
 
 FSYNC_DELAY = 0.2
 # Feedback has a file of its own: searches read it, and it changes far less often.
@@ -68,10 +69,43 @@ class Ledger:
         self._append(record)
         return record["id"]
 
-    def record_feedback(
+    def feedback(
+        self, handle: str, helpful: list[str], unhelpful: list[str], who: str
+    ) -> dict[str, Any]:
+        """Record an operator's judgement of the results of the search with this handle."""
+        search = self.search_record(handle)
+        if search is None:
+            raise NotFound(
+                f"no search record has handle {handle}",
+                hint="pick a handle from `vault-tool ledger`",
+            )
+        returned = {r["memory_id"] for r in search["results"]}
+        for memory_id in [*helpful, *unhelpful]:
+            if memory_id not in returned:
+                raise InvalidInput(
+                    f"{memory_id} was not among the results of search {handle}",
+                    hint=f"judge only what it returned: {', '.join(sorted(returned)) or 'nothing'}",
+                )
+        both = set(helpful) & set(unhelpful)
+        if both:
+            raise InvalidInput(
+                f"{sorted(both)[0]} is marked both helpful and unhelpful",
+                hint="mark each memory once",
+            )
+        if not helpful and not unhelpful:
+            raise InvalidInput("nothing to record", hint="give --helpful ID or --unhelpful ID")
+        record_id = self._record_feedback(search, helpful, unhelpful, who)
+        return {
+            "feedback_id": record_id,
+            "search_id": handle,
+            "query": search["query"],
+            "helpful": helpful,
+            "unhelpful": unhelpful,
+        }
+
+    def _record_feedback(
         self, search: dict[str, Any], helpful: list[str], unhelpful: list[str], who: str
     ) -> str:
-        """Append an operator's judgement of a search record's results."""
         record = {
             "type": "feedback",
             "id": new_id(),

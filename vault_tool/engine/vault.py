@@ -1,66 +1,72 @@
-"""The one place that composes store, index and ledger: remember, search, read, history.
+"""Vault: the one door. Every operation a surface or an operator verb needs is a method here.
 
-Surfaces (the MCP server, the CLI) call a Vault; the watcher feeds it changed paths, which
-intake.py takes in.
+Vault composes the store (folder + git), the index (Whoosh), the ledger, the writer and the
+intake, and keeps them private: the MCP server, the CLI, the watcher and the verbs in ops/
+call only these methods, so data flows one way: surfaces -> Vault -> (storage, search).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import calls as remember
-from vault_tool.core import ids, schema
-from vault_tool.core import memory as memory_module
-from vault_tool.core.memory import Memory, parse, utc_now
-from vault_tool.engine import history as review
+from vault_tool.core import calls, ids
+from vault_tool.core.memory import Memory, fingerprint, parse
+from vault_tool.core.text import query_words
+from vault_tool.core.times import utc_now
+from vault_tool.engine import history
 from vault_tool.engine.intake import Intake, Progress, SyncReport
 from vault_tool.engine.ledger import Ledger
-from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client, write_result
-from vault_tool.errors import Cancelled, InvalidInput, NotFound, VersionConflict
-from vault_tool.search import ranking
-from vault_tool.search.index import Index, Indexed
-from vault_tool.storage.git import blob_sha, commit_message
-from vault_tool.storage.store import Change, Store
-
-log = logging.getLogger(__name__)
-
-# Folders hold a month of one type; past this many files a day level is added, because
-# every commit rewrites the tree objects of the folders on its path.
-FOLDER_FILE_LIMIT = 400
+from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client
+from vault_tool.errors import Cancelled, InvalidInput, NotFound
+from vault_tool.search import ranking, results
+from vault_tool.search.documents import Indexed
+from vault_tool.search.index import MERGE_AT_SEGMENTS, Index
+from vault_tool.storage import processes
+from vault_tool.storage.config import Config, Places
+from vault_tool.storage.store import Store
 
 
 class Vault:
-    """A vault opened by one process: its store, its index, and the operations on them."""
+    """A vault opened by one process: remember, search, read, review, maintain."""
 
     def __init__(self, store: Store, index: Index, client: str = "cli") -> None:
-        self.store = store
-        self.index = index
+        self._store = store
+        self._index = index
+        self._ledger = Ledger(store.root)
+        self._intake = Intake(store, index)
+        self._writer = Writer(store, index)
         self.client = clean_client(client)
         self.root = store.root
-        self.ledger = Ledger(store.root)
         # True while a background catch-up runs: searches then say they may miss changes.
         self.catching_up = False
-        self.intake = Intake(store, index)
-        self.writer = Writer(store, index)
 
     @classmethod
     def open(cls, path: Path | str, *, client: str = "cli", catch_up: bool = True) -> Vault:
         """Open a vault (repairing interrupted writes) and bring its index up to date."""
         store = Store.open(Path(path))
-        vault = cls(store, Index(store.root).open(), client)
-        if catch_up:
-            vault.catch_up()
+        try:
+            vault = cls(store, Index(store.root).open(), client)
+            if catch_up:
+                vault.catch_up()
+        except BaseException:
+            store.close()  # or git's helper processes outlive the failed open
+            raise
         return vault
+
+    @classmethod
+    def create(cls, path: Path | str, *, readme: str | None = None) -> None:
+        """Make a new vault: folder, git repository, settings, and the first commit."""
+        Store.init(Path(path), readme=readme).close()
 
     def close(self) -> None:
         """Flush the ledger, release the index and every git helper process."""
-        self.ledger.flush()
-        self.index.close()
-        self.store.close()
+        self._ledger.flush()
+        self._index.close()
+        self._store.close()
 
     def __enter__(self) -> Vault:
         return self
@@ -68,35 +74,32 @@ class Vault:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- remember ------------------------------------------------------------------------
+    @property
+    def settings(self) -> Config:
+        """The vault's settings (.vault/config.toml, with defaults)."""
+        return self._store.config
+
+    @property
+    def places(self) -> Places:
+        """Where the index, the ledger and the run files (locks, leader) live."""
+        return Places(self.root, self._store.run_dir, self._index.dir, self._ledger.dir)
+
+    # --- the two tools -------------------------------------------------------------------
 
     def remember(self, args: Any, client: str | None = None) -> dict[str, Any]:
         """One remember call: create, update, delete, or a batch of creates."""
-        call = remember.check_call(args)
+        call = calls.check_call(args)
         who = clean_client(client or self.client)
         if call.batch:
-            return self.writer.create_batch(call.drafts, who)
+            return self._writer.create_batch(call.drafts, who)
         if call.mode == "create":
-            return self.writer.create_batch(call.drafts, who, single=True)
-        memory_id = ids.check_memory_id(call.memory_id)
-        expected = ids.check_version_id(call.expected_version_id)
-        with self.store.write_lock():
-            doc, data, current = self.writer.current(memory_id, expected)
+            return self._writer.create_batch(call.drafts, who, single=True)
+        assert call.memory_id and call.expected_version_id  # (check_call requires both)
+        with self._store.write_lock():
+            doc, data, current = self._writer.current(call.memory_id, call.expected_version_id)
             if call.mode == "delete":
-                return self.writer.delete(doc, who)
-            return self.writer.update(doc, data, call.drafts[0], who, current)
-
-    def apply_plan(
-        self, plan: list[Planned], subject: str, *, client: str | None = None, dry_run: bool = False
-    ) -> PlanResult:
-        """Create, rewrite and delete several memory files as one commit (see Writer)."""
-        return self.writer.apply_plan(plan, subject, client=client or self.client, dry_run=dry_run)
-
-    def path_for(self, memory: Memory, taken: set[str] | frozenset[str] = frozenset()) -> str:
-        """Where a new memory goes: <type>/<YYYY-MM>/<slug>.md, unique in the vault."""
-        return self.writer.path_for(memory, taken)
-
-    # --- search --------------------------------------------------------------------------
+                return self._writer.delete(doc, who)
+            return self._writer.update(doc, data, call.drafts[0], who, current)
 
     def search(
         self,
@@ -107,104 +110,48 @@ class Vault:
         cancelled: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """A search call: ranked retrieval by query, or an addressed read by memory_id."""
-        if not isinstance(args, dict):
-            raise InvalidInput("arguments: must be an object", hint='send {"query": ...}')
-        schema.validate(args, "search.input.schema.json")
-        if ("query" in args) == ("memory_id" in args):
-            raise InvalidInput(
-                "send exactly one of query or memory_id",
-                hint="query ranks memories by relevance; memory_id reads one memory in full",
-                field="query",
-            )
-        if "memory_id" in args:
-            extra = sorted(set(args) - {"memory_id", "ledger"})
-            if extra:
-                raise InvalidInput(
-                    f"{extra[0]}: ranking controls and filters do not apply to a memory_id read",
-                    hint=f"remove {', '.join(extra)}, or search by query instead",
-                    field=extra[0],
-                )
-            return self.read(args["memory_id"])
-        query = args["query"].strip()
-        if not query:
-            raise InvalidInput(
-                "query: must contain words", hint="describe what to recall", field="query"
-            )
-        controls = ranking.Controls(
-            top_k=args.get("top_k", 5),
-            maximum_context_bytes=args.get("maximum_context_bytes", 12000),
-            memory_types=args.get("memory_types", []),
-            tags=args.get("tags", []),
-            since=_checked_time(args.get("since"), "since"),
-            until=_checked_time(args.get("until"), "until"),
-        )
-        with self.index.searcher() as searcher:
+        call = calls.check_search(args)
+        if call.memory_id is not None:
+            return self.read(call.memory_id)
+        assert call.query is not None
+        controls = call.controls
+        with self._index.searcher() as searcher:
             hits, total = ranking.rank(
-                searcher, query, controls, datetime.now(UTC), self.ledger.judgements()
+                searcher, call.query, controls, datetime.now(UTC), self._ledger.judgements()
             )
             vault_size = searcher.doc_count()
-        words = ranking.query_words(query)
-        selected = ranking.hit_entries(
+        words = query_words(call.query)
+        selected = results.hit_entries(
             hits,
             controls.maximum_context_bytes,
-            lambda facts: ranking.matching_facts(facts, words),
+            lambda facts: results.matching_facts(facts, words),
             explain=explain,
         )
         if cancelled and cancelled():
             raise Cancelled("the search was cancelled", hint="nothing was recorded")
-        result: dict[str, Any] = {"query": query, "selected_hits": selected, "total_matches": total}
+        result: dict[str, Any] = {
+            "query": call.query,
+            "selected_hits": selected,
+            "total_matches": total,
+        }
         if not selected:
             result["reason"] = "empty_vault" if vault_size == 0 else "nothing_relevant"
         if self.catching_up:
             result["index_catching_up"] = True
-        self.ledger.record_search(
-            query=query,
-            controls={k: v for k, v in args.items() if k not in ("query", "ledger")},
+        self._ledger.record_search(
+            query=call.query,
+            controls=call.as_sent,
             hits=selected,
             total_matches=total,
             client=clean_client(client or self.client),
         )
         return result
 
-    def feedback(
-        self, handle: str, helpful: list[str], unhelpful: list[str], who: str = "operator"
-    ) -> dict[str, Any]:
-        """Record which results of a logged search helped; ranking learns from it."""
-        search = self.ledger.search_record(handle)
-        if search is None:
-            raise NotFound(
-                f"no search record has handle {handle}",
-                hint="pick a handle from `vault-tool ledger`",
-            )
-        returned = {r["memory_id"] for r in search["results"]}
-        for memory_id in [*helpful, *unhelpful]:
-            if memory_id not in returned:
-                raise InvalidInput(
-                    f"{memory_id} was not among the results of search {handle}",
-                    hint=f"judge only what it returned: {', '.join(sorted(returned)) or 'nothing'}",
-                )
-        both = set(helpful) & set(unhelpful)
-        if both:
-            raise InvalidInput(
-                f"{sorted(both)[0]} is marked both helpful and unhelpful",
-                hint="mark each memory once",
-            )
-        if not helpful and not unhelpful:
-            raise InvalidInput("nothing to record", hint="give --helpful ID or --unhelpful ID")
-        record_id = self.ledger.record_feedback(search, helpful, unhelpful, clean_client(who))
-        return {
-            "feedback_id": record_id,
-            "search_id": handle,
-            "query": search["query"],
-            "helpful": helpful,
-            "unhelpful": unhelpful,
-        }
-
     # --- reading -------------------------------------------------------------------------
 
     def read(self, memory_id: str) -> dict[str, Any]:
         """An addressed read: the one memory, at the top level."""
-        doc = self.index.require(ids.check_memory_id(memory_id))
+        doc = self._require(memory_id)
         record = doc.record
         return {
             "memory_id": doc.memory_id,
@@ -218,37 +165,145 @@ class Vault:
             "updated": record["updated"],
         }
 
+    def show(self, memory_id: str, version: str | None = None) -> dict[str, Any]:
+        """A memory's file as written (now, or at a version) with its id, version and path."""
+        result = self.read(memory_id)
+        commit = self.version(memory_id, version) if version is not None else None
+        return history.file_of(self._store, result, commit)
+
+    def version(self, memory_id: str, version: str) -> history.Commit:
+        """The version of a memory that a sha prefix names (one rule for show and restore)."""
+        doc = self._require(memory_id)
+        return history.find_version(self._store.history(doc.path), memory_id, version)
+
+    def history(self, memory_id: str, *, patch: bool = False) -> list[dict[str, Any]]:
+        """Every version of a memory, newest first; with patch, what each one changed."""
+        return history.versions(self._store, self._require(memory_id).path, patch=patch)
+
+    def log(
+        self,
+        *,
+        limit: int = 30,
+        client: str | None = None,
+        since: str | None = None,
+        memory_type: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """The vault's changelog, newest first, optionally narrowed."""
+        found = self._store.log(limit=limit, client=client, since=since, memory_type=memory_type)
+        return [asdict(c) for c in found]
+
     def blame(self, memory_id: str) -> list[dict[str, Any]]:
         """Each current fact of a memory with the commit, date and client that asserted it."""
-        return review.blame(self.store, self.index.require(ids.check_memory_id(memory_id)).path)
+        return history.blame(self._store, self._require(memory_id).path)
 
     def search_as_of(
         self, args: dict[str, Any], when: str, *, explain: bool = False, progress: Any = None
     ) -> dict[str, Any]:
         """A query over the vault as it was at a date or commit (not recorded in the ledger)."""
-        schema.validate(args, "search.input.schema.json")
-        return review.search_as_of(self.store, args, when, explain=explain, progress=progress)
+        call = calls.check_search(args)
+        if call.query is None:
+            raise InvalidInput(
+                "query: a search as of a moment ranks by query",
+                hint="send a query instead of memory_id",
+                field="query",
+            )
+        # The moment replaces since/until: an as-of search ranks what the vault held then.
+        controls = replace(call.controls, since=None, until=None)
+        return history.search_as_of(
+            self._store, call.query, controls, when, explain=explain, progress=progress
+        )
 
-    # --- lifecycle: expiry and dismissal ------------------------------------------------
+    def ledger_records(self, kind: str | None = None) -> Iterator[dict[str, Any]]:
+        """The retrieval ledger's records (searches, feedback), oldest first."""
+        return self._ledger.records(kind)
+
+    def feedback(
+        self, handle: str, helpful: list[str], unhelpful: list[str], who: str = "operator"
+    ) -> dict[str, Any]:
+        """Record which results of a logged search helped; ranking learns from it."""
+        return self._ledger.feedback(handle, helpful, unhelpful, clean_client(who))
+
+    # --- lookups for operator verbs (ops/) -----------------------------------------------
+
+    def find(self, memory_id: str) -> Indexed | None:
+        """The indexed memory with this id, or None."""
+        return self._index.by_id(memory_id)
+
+    def at_path(self, path: str) -> Indexed | None:
+        """The indexed memory of this file, or None."""
+        return self._index.by_path(path)
+
+    def with_key(self, key: str) -> list[Indexed]:
+        """Indexed memories whose key is this one."""
+        return self._index.find("key", key)
+
+    def same_content(self, memory: Memory) -> list[Indexed]:
+        """Indexed memories with this memory's type, title and content."""
+        return self._index.find(
+            "fingerprint", fingerprint(memory.memory_type, memory.title, memory.body)
+        )
+
+    def indexed(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(path, memory id, semantic delta) of every indexed memory."""
+        return self._index.deltas()
+
+    def memory_paths(self) -> list[str]:
+        """Every memory file in the folder, sorted."""
+        return sorted(path for path, _ in self._store.iter_memory_paths())
+
+    def read_file(self, path: str) -> bytes | None:
+        """A memory file's bytes (refusing paths that leave the vault), None if missing."""
+        return self._store.read_bytes(path)
+
+    def committed_file(self, path: str) -> bytes | None:
+        """A file's bytes, refused with VersionConflict while it has an uncommitted hand edit."""
+        return self._writer.committed_bytes(path)
+
+    def is_free(self, path: str, taken: set[str] | frozenset[str] = frozenset()) -> bool:
+        """Whether a new memory may be written at path (nothing there, nothing indexed)."""
+        return self._writer.is_free(path, taken)
+
+    def path_for(self, memory: Memory, taken: set[str] | frozenset[str] = frozenset()) -> str:
+        """Where a new memory goes: <type>/<YYYY-MM>/<slug>.md, unique in the vault."""
+        return self._writer.path_for(memory, taken)
+
+    # --- several files in one commit -----------------------------------------------------
+
+    def apply_plan(
+        self,
+        plan: list[Planned],
+        subject: str,
+        *,
+        client: str | None = None,
+        dry_run: bool = False,
+        read: dict[str, bytes] | None = None,
+        author_date: str | None = None,
+    ) -> PlanResult:
+        """Create, rewrite and delete several memory files as one commit (see Writer).
+
+        read (path -> the bytes the plan was made from) refuses the plan if any of those
+        files changed since, checked under the write lock. author_date dates the commit.
+        """
+        return self._writer.apply_plan(
+            plan,
+            subject,
+            client=client or self.client,
+            dry_run=dry_run,
+            read=read,
+            author_date=author_date,
+        )
 
     def expire(self, *, dry_run: bool = False) -> PlanResult:
         """Delete every memory whose expires_at has passed, in one commit."""
-        from whoosh import query as q
-
-        now = int(datetime.now(UTC).timestamp())
-        with self.index.searcher() as searcher:
-            due = [
-                Indexed.from_stored(searcher.stored_fields(docnum))
-                for docnum in searcher.docs_for_query(q.NumericRange("expires_ts", 1, now))
-            ]
+        due = self._index.expired_by(int(datetime.now(UTC).timestamp()))
         plan = [Planned(doc.path, None, doc.memory_id) for doc in sorted(due, key=lambda d: d.path)]
         noun = "memory" if len(plan) == 1 else "memories"
         return self.apply_plan(plan, f"Expire {len(plan)} {noun}", dry_run=dry_run)
 
     def set_status(self, memory_id: str, status: str, *, dry_run: bool = False) -> PlanResult:
         """Dismiss (hide from search, keep in the vault) or undismiss a memory, as one commit."""
-        doc = self.index.require(ids.check_memory_id(memory_id))
-        data = self.store.read_bytes(doc.path)
+        doc = self._require(memory_id)
+        data = self._store.read_bytes(doc.path)
         memory = parse((data or b"").decode("utf-8"), doc.path)
         if memory.status == status:
             return PlanResult([], "", None)
@@ -257,76 +312,89 @@ class Vault:
         subject = f"{verb} {memory.memory_type}: {memory.title}"
         return self.apply_plan([Planned(doc.path, changed)], subject, dry_run=dry_run)
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """Every version of a memory, newest first."""
-        doc = self.index.require(ids.check_memory_id(memory_id))
-        return [c.__dict__ for c in self.store.history(doc.path)]
-
     def restore(self, memory_id: str, version: str, client: str | None = None) -> dict[str, Any]:
         """Bring a memory back to an earlier version, as one new commit."""
-        who = clean_client(client or self.client)
-        doc = self.index.require(ids.check_memory_id(memory_id))
-        match = [c for c in self.store.history(doc.path) if c.sha.startswith(version.lower())]
-        if len(version) < 7 or not match:
-            raise NotFound(
-                f"version: {version!r} is not a version of {memory_id}",
-                hint=f"pick a commit from `vault-tool history {memory_id}`",
-                field="version",
-            )
-        old = self.store.show_file(match[0].sha, match[0].path)
+        doc = self._require(memory_id)
+        commit = history.find_version(self._store.history(doc.path), memory_id, version)
+        old = self._store.show_file(commit.sha, commit.path)
         if old is None:
             raise NotFound(
                 f"version: {version} holds no content for {memory_id}", hint="pick another"
             )
-        with self.store.write_lock():
-            current = self.store.read_bytes(doc.path)
-            if current is not None and blob_sha(current) != self.store.head_blob(doc.path):
-                raise VersionConflict(
-                    f"{doc.path} has an uncommitted hand edit",
-                    current_version_id=doc.version_id,
-                    hint="commit or discard the edit first",
-                )
-            if current == old:
-                return write_result("update", "unchanged", memory_id, doc.version_id, doc.path, [])
-            memory = parse(old.decode("utf-8"), doc.path)
-            subject = f"Restore {memory.memory_type}: {memory.title} to {match[0].sha[:10]}"
-            message = commit_message(subject, [memory_id], who)
-            sha = self.store.apply([Change(doc.path, old, memory.title)], message)
-            self.writer.index_written([(memory, doc.path, old)], sha)
-        return write_result("update", "updated", memory_id, sha, doc.path, [])
+        return self._writer.restore(doc, old, commit.sha, clean_client(client or self.client))
 
-    # --- the folder: catch-up and hand edits (intake.py) --------------------------------
+    # --- the folder: catch-up and hand edits ---------------------------------------------
 
     def catch_up(self, progress: Progress | None = None) -> SyncReport:
         """Index what changed in the folder since the index last saw it."""
-        return self.intake.catch_up(progress)
+        return self._intake.catch_up(progress)
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Rebuild the index from the files."""
-        return self.intake.reindex(progress)
+        return self._intake.reindex(progress)
 
     def sync_paths(self, paths: list[str], *, commit: bool | None = None) -> SyncReport:
         """Take in hand edits of these files (check, commit, index)."""
-        return self.intake.sync_paths(paths, commit=commit)
+        return self._intake.sync_paths(paths, commit=commit)
+
+    def settled(self, path: str) -> bool:
+        """Whether a file is indexed and committed as it is (asked without the lock)."""
+        return self._intake.settled(path)
+
+    def commit_hand_edits(self) -> SyncReport:
+        """Check, commit and index every memory file that differs from HEAD."""
+        return self.sync_paths(self.uncommitted(), commit=True)
 
     def take_in_offline_changes(self, progress: Progress | None = None) -> SyncReport:
         """At start: commit hand edits made while nothing ran, then catch up."""
-        return self.intake.take_in_offline_changes(progress)
+        return self._intake.take_in_offline_changes(progress)
 
     def problems(self) -> dict[str, dict[str, Any]]:
         """Files that did not parse when last read: path -> line, reason, hint."""
-        return self.intake.problems()
+        return self._intake.problems()
 
+    # --- state and upkeep ----------------------------------------------------------------
 
-def _checked_time(value: str | None, field_name: str) -> str | None:
-    if value is None:
-        return None
-    try:
-        memory_module.parse_time(value)
-    except ValueError:
-        raise InvalidInput(
-            f"{field_name}: {value!r} is not a real date",
-            hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ",
-            field=field_name,
-        ) from None
-    return value
+    def count(self) -> int:
+        """How many memory files the index holds."""
+        return self._index.count()
+
+    def uncommitted(self) -> list[str]:
+        """Memory files that differ from HEAD: modified, new or deleted, not yet committed."""
+        return self._store.uncommitted_paths()
+
+    def head(self) -> str:
+        """The sha of the vault's HEAD commit."""
+        return self._store.head_sha()
+
+    def leader(self) -> dict[str, Any] | None:
+        """The heartbeat record of the live process that watches this vault, if any."""
+        return processes.live_leader(self._store.run_dir)
+
+    def merge_index_when_idle(self) -> bool:
+        """Merge index segments if there are many; True if done, VaultBusy if a writer holds
+        the lock for more than a moment (the caller tries again later)."""
+        if self._index.segment_count() <= MERGE_AT_SEGMENTS:
+            return False
+        with self._store.write_lock(timeout=0.05):
+            self._index.merge_segments()
+        return True
+
+    def optimize_index(self) -> bool:
+        """Merge the whole index into one segment (writers wait); False if it is one already."""
+        if self._index.segment_count() <= 1:
+            return False
+        with self._store.write_lock():
+            self._index.optimize()
+        return True
+
+    def pack_history(self) -> None:
+        """Pack git's objects and write the commit-graph that keeps `git log -- PATH` fast."""
+        self._store.pack()
+
+    def storage_counts(self) -> dict[str, int]:
+        """git's object counts (`git count-objects -v`) and the index's segment count."""
+        return {**self._store.object_counts(), "index_segments": self._index.segment_count()}
+
+    def _require(self, memory_id: str) -> Indexed:
+        return self._index.require(ids.check_memory_id(memory_id))

@@ -10,12 +10,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from vault_tool.core import calls as remember
-from vault_tool.core import ids, redact
-from vault_tool.core.memory import Memory, memory_from_delta, parse, render, utc_now
+from vault_tool.core import calls, ids, redact
+from vault_tool.core.memory import Memory, fingerprint, memory_from_delta, parse, render
+from vault_tool.core.times import utc_now
 from vault_tool.errors import InvalidInput, NotFound, UnparseableFile, VersionConflict
-from vault_tool.search import index as index_module
-from vault_tool.search.index import Index, Indexed
+from vault_tool.search.documents import Indexed, document_for
+from vault_tool.search.index import Index
 from vault_tool.storage.git import blob_sha, commit_message
 from vault_tool.storage.store import Change, Store
 
@@ -50,7 +50,7 @@ class Writer:
         self.index = index
         self.root = store.root
 
-    def create_batch(self, drafts: list[remember.Draft], client: str, single: bool = False) -> dict:
+    def create_batch(self, drafts: list[calls.Draft], client: str, single: bool = False) -> dict:
         with self.store.write_lock():
             results: list[dict[str, Any]] = []
             new: list[tuple[Memory, str]] = []
@@ -60,9 +60,7 @@ class Writer:
             for i, draft in enumerate(drafts):
                 prefix = "" if single else f"items[{i}]."
                 delta = draft.delta
-                print_ = index_module.fingerprint(
-                    delta["memory_type"], delta["title"], draft.content_md
-                )
+                print_ = fingerprint(delta["memory_type"], delta["title"], draft.content_md)
                 existing = seen.get(print_) or self._existing_create(print_, draft)
                 if existing:
                     results.append(existing)
@@ -95,7 +93,7 @@ class Writer:
             return results[0]
         return {"mode": "create", "version_id": sha, "results": results}
 
-    def _existing_create(self, print_: str, draft: remember.Draft) -> dict[str, Any] | None:
+    def _existing_create(self, print_: str, draft: calls.Draft) -> dict[str, Any] | None:
         for doc in self.index.find("fingerprint", print_):
             if doc.status == "active":
                 return write_result(
@@ -116,7 +114,7 @@ class Writer:
         return sha
 
     def update(
-        self, doc: Indexed, data: bytes, draft: remember.Draft, client: str, current: str
+        self, doc: Indexed, data: bytes, draft: calls.Draft, client: str, current: str
     ) -> dict:
         try:
             old = parse(data.decode("utf-8"), doc.path)
@@ -167,7 +165,7 @@ class Writer:
                 field="memory_id",
             )
         current = self.store.last_commit(doc.path) or self.store.head_sha()
-        if blob_sha(data) != self.store.head_blob(doc.path):
+        if self.hand_edited(doc.path, data):
             raise VersionConflict(
                 f"memory_id: {memory_id} has an uncommitted hand edit in {doc.path}",
                 current_version_id=current,
@@ -217,6 +215,54 @@ class Writer:
             path = f"{folder}/{stem}-{memory.id[-6:].lower()}.md"
         return path
 
+    def is_free(self, path: str, taken: set[str] | frozenset[str] = frozenset()) -> bool:
+        """Whether a new file may go at path: not taken, not indexed, nothing on disk."""
+        if path in taken or self.index.by_path(path) is not None:
+            return False
+        try:
+            target = self.store.resolve(path)
+        except InvalidInput:  # a symlink, or a path that leads out of the vault
+            return False
+        return not target.exists()
+
+    # --- hand edits: the one test, and the one refusal ------------------------------------
+
+    def hand_edited(self, path: str, data: bytes | None) -> bool:
+        """Whether these bytes of path differ from HEAD's: a hand edit not yet committed."""
+        return data is not None and not self.store.matches_head(path, data)
+
+    def committed_bytes(self, path: str) -> bytes | None:
+        """path's bytes (None if missing), refused while it has an uncommitted hand edit:
+        rewriting it would lose the edit."""
+        data = self.store.read_bytes(path)
+        if self.hand_edited(path, data):
+            raise VersionConflict(
+                f"{path} has an uncommitted hand edit",
+                current_version_id=self.store.head_sha(),
+                hint="commit it (vault-tool commit) or undo it, then run this again",
+            )
+        return data
+
+    def restore(self, doc: Indexed, old: bytes, sha: str, client: str) -> dict[str, Any]:
+        """Write a memory's bytes of an earlier version (sha) back, as one new commit."""
+        with self.store.write_lock():
+            current = self.store.read_bytes(doc.path)
+            if self.hand_edited(doc.path, current):
+                raise VersionConflict(
+                    f"{doc.path} has an uncommitted hand edit",
+                    current_version_id=doc.version_id,
+                    hint="commit or discard the edit first",
+                )
+            if current == old:
+                return write_result("update", "unchanged", doc.memory_id, doc.version_id,
+                                    doc.path, [])  # fmt: skip
+            memory = parse(old.decode("utf-8"), doc.path)
+            subject = f"Restore {memory.memory_type}: {memory.title} to {sha[:10]}"
+            message = commit_message(subject, [doc.memory_id], client)
+            version = self.store.apply([Change(doc.path, old, memory.title)], message)
+            self.index_written([(memory, doc.path, old)], version)
+        return write_result("update", "updated", doc.memory_id, version, doc.path, [])
+
     def index_written(
         self, written: list[tuple[Memory, str, bytes]], sha: str, *, new_paths: bool = False
     ) -> None:
@@ -228,10 +274,9 @@ class Writer:
             for memory, path, data in written:
                 stat = (self.root / path).stat()
                 writer.add_document(
-                    **index_module.document(
+                    **document_for(
                         memory,
-                        path=path,
-                        memory_id=memory.id or ids.path_id(path),
+                        path,
                         version_id=sha,
                         blob=blob_sha(data),
                         mtime_ns=stat.st_mtime_ns,
@@ -242,29 +287,38 @@ class Writer:
     # --- several files in one commit (import, expiry, ontology, ...) ----------------------
 
     def apply_plan(
-        self, plan: list[Planned], subject: str, *, client: str | None = None, dry_run: bool = False
+        self,
+        plan: list[Planned],
+        subject: str,
+        *,
+        client: str | None = None,
+        dry_run: bool = False,
+        read: dict[str, bytes] | None = None,
+        author_date: str | None = None,
     ) -> PlanResult:
         """Create, rewrite and delete several memory files as one commit.
 
         Files whose bytes would not change are skipped; nothing changed means no commit.
-        A file with an uncommitted hand edit refuses the whole plan (nothing is lost).
+        A file with an uncommitted hand edit refuses the whole plan (nothing is lost), as
+        does a file of read (path -> the bytes the plan was made from) that changed since.
         With dry_run, nothing is written and the result carries the unified diff.
         """
         who = clean_client(client or "cli")
         with self.store.write_lock():
+            for path, planned_from in (read or {}).items():
+                if self.store.read_bytes(path) != planned_from:
+                    raise VersionConflict(
+                        f"{path} changed since the rewrite was planned",
+                        current_version_id=self.store.head_sha(),
+                        hint="nothing was changed; run the command again",
+                    )
             changes: list[Change] = []
             written: list[tuple[Memory, str, bytes]] = []
             removed: list[str] = []
             diffs: list[str] = []
             memory_ids: list[str] = []
             for item in plan:
-                old = self.store.read_bytes(item.path)
-                if old is not None and blob_sha(old) != self.store.head_blob(item.path):
-                    raise VersionConflict(
-                        f"{item.path} has an uncommitted hand edit",
-                        current_version_id=self.store.head_sha(),
-                        hint="commit it (vault-tool commit) or undo it, then run this again",
-                    )
+                old = self.committed_bytes(item.path)
                 new = render(item.memory).encode() if item.memory is not None else None
                 if new == old:
                     continue
@@ -280,7 +334,8 @@ class Writer:
             result = PlanResult([c.path for c in changes], "".join(diffs), None)
             if dry_run or not changes:
                 return result
-            result.version_id = self.store.apply(changes, commit_message(subject, memory_ids, who))
+            message = commit_message(subject, memory_ids, who)
+            result.version_id = self.store.apply(changes, message, author_date=author_date)
             self.index_written(written, result.version_id)
             if removed:
                 with self.index.writer() as writer:

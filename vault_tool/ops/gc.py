@@ -63,42 +63,32 @@ def collect(
 ) -> GcReport:
     """Compact the ledger, merge the index into one segment, pack and graph git's objects."""
     report = GcReport(before=sizes(vault))
-    steps = 4
+    steps = 3
     if progress:
         progress(0, steps)
-    report.ledger = compact_ledger(vault.ledger.dir, older_than_days=older_than_days)
+    report.ledger = compact_ledger(vault.places.ledger, older_than_days=older_than_days)
     if progress:
         progress(1, steps)
-    if vault.index.segment_count() > 1:
-        # A commit with nothing new that merges every segment. It rewrites the whole index
-        # (~1.5 s per 1000 memories), so an index that is one segment already is left alone.
-        with vault.store.write_lock(), vault.index.writer(optimize=True):
-            pass
+    # Rewrites the whole index (~1.5 s per 1000 memories): skipped when it is one segment.
+    vault.optimize_index()
     if progress:
         progress(2, steps)
-    vault.store.git("gc", "--quiet")
+    vault.pack_history()
     if progress:
         progress(3, steps)
-    vault.store.git("commit-graph", "write", "--reachable", "--changed-paths")
-    if progress:
-        progress(4, steps)
     report.after = sizes(vault)
     return report
 
 
 def sizes(vault: Vault) -> dict[str, int]:
     """Bytes of .git, the index and the ledger; index segments; git's loose objects and packs."""
-    counts: dict[str, int] = {}
-    for line in vault.store.git("count-objects", "-v").splitlines():
-        name, _, value = line.partition(":")
-        if value.strip().isdigit():
-            counts[name.strip()] = int(value)
-    root = vault.root
+    counts = vault.storage_counts()
+    places = vault.places
     return {
-        "git_bytes": _folder_bytes(root / ".git"),
-        "index_bytes": _folder_bytes(vault.index.dir),
-        "ledger_bytes": _folder_bytes(vault.ledger.dir),
-        "index_segments": vault.index.segment_count(),
+        "git_bytes": _folder_bytes(places.root / ".git"),
+        "index_bytes": _folder_bytes(places.index),
+        "ledger_bytes": _folder_bytes(places.ledger),
+        "index_segments": counts["index_segments"],
         "git_loose_objects": counts.get("count", 0),
         "git_packs": counts.get("packs", 0),
     }

@@ -14,50 +14,41 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from vault_tool.core import schema
+from vault_tool.core.entities import Entity, Mention, mentions_of, resolve
 from vault_tool.core.memory import Entity as Declared
 from vault_tool.core.memory import Fact, Memory, parse
-from vault_tool.engine.vault import Planned, Vault
-from vault_tool.errors import InvalidInput, NotFound, VersionConflict
-from vault_tool.search.entities import Entity, Mention, mentions_of, normalize_name, resolve
-from vault_tool.storage.git import blob_sha
+from vault_tool.core.text import normalize_name
+from vault_tool.engine.vault import Vault
+from vault_tool.engine.writer import Planned
+from vault_tool.errors import InvalidInput, NotFound
 
 Progress = Callable[[int, int], None]
 
 
 @dataclass
 class Rewrite:
-    """A planned ontology change: the commit subject, the files it rewrites, and the blob
+    """A planned ontology change: the commit subject, the files it rewrites, and the bytes
     of each file as it was read (a file that changes before the write refuses it)."""
 
     subject: str
     plan: list[Planned]
-    read: dict[str, str]
+    read: dict[str, bytes]
 
 
 # --- listing -------------------------------------------------------------------------------
-
-
-def _indexed(vault: Vault) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    """(path, memory id, semantic delta) of every indexed memory."""
-    import json
-
-    with vault.index.searcher() as searcher:
-        for fields in searcher.all_stored_fields():
-            record = json.loads(fields["record"])
-            yield fields["path"], fields["memory_id"], record["semantic_delta"]
 
 
 def _resolved(vault: Vault) -> tuple[list[Entity], list[Mention], dict[str, list[str]]]:
     """Entities of the whole vault, the mentions they come from, and memory id -> paths."""
     mentions: list[Mention] = []
     paths: dict[str, list[str]] = {}
-    for path, memory_id, delta in _indexed(vault):
+    for path, memory_id, delta in vault.indexed():
         mentions.extend(mentions_of(memory_id, delta))
         paths.setdefault(memory_id, []).append(path)
     return resolve(mentions), mentions, paths
@@ -99,7 +90,7 @@ def list_predicates(vault: Vault) -> list[dict[str, Any]]:
     """Every predicate the facts use, with how many facts and memories use it."""
     facts: Counter[str] = Counter()
     memories: Counter[str] = Counter()
-    for _, _, delta in _indexed(vault):
+    for _, _, delta in vault.indexed():
         used = [f["predicate"] for f in delta.get("facts", ())]
         facts.update(used)
         memories.update(set(used))
@@ -269,7 +260,7 @@ def plan_rename_predicate(
         raise InvalidInput(f"{old!r} and {new!r} are the same predicate", hint="name a new one")
     targets = sorted(
         path
-        for path, _, delta in _indexed(vault)
+        for path, _, delta in vault.indexed()
         if any(f["predicate"] == old for f in delta.get("facts", ()))
     )
     if not targets:
@@ -294,16 +285,9 @@ def apply(vault: Vault, rewrite: Rewrite, *, dry_run: bool = False) -> dict[str,
     A file that changed since it was read for the plan (an agent's update, a hand edit)
     refuses the whole rewrite: writing the plan would undo that change.
     """
-    with vault.store.write_lock():  # re-entered by apply_plan: no writer slips in between
-        for path, blob in rewrite.read.items():
-            data = vault.store.read_bytes(path)
-            if data is None or blob_sha(data) != blob:
-                raise VersionConflict(
-                    f"{path} changed since the rewrite was planned",
-                    current_version_id=vault.store.head_sha(),
-                    hint="nothing was changed; run the command again",
-                )
-        result = vault.apply_plan(rewrite.plan, rewrite.subject, client="cli", dry_run=dry_run)
+    result = vault.apply_plan(
+        rewrite.plan, rewrite.subject, client="cli", dry_run=dry_run, read=rewrite.read
+    )
     ids = {p.path: (p.memory.id if p.memory and p.memory.id else p.path) for p in rewrite.plan}
     return {
         "subject": rewrite.subject,
@@ -323,29 +307,23 @@ def _plan(
     paths: list[str],
     rewrite: Callable[[Memory, str], Memory],
     progress: Progress | None,
-) -> tuple[list[Planned], dict[str, str]]:
+) -> tuple[list[Planned], dict[str, bytes]]:
     """Read each file from disk, rewrite it, keep those whose content changes."""
     plan: list[Planned] = []
-    read: dict[str, str] = {}
+    read: dict[str, bytes] = {}
     for n, path in enumerate(paths, 1):
         if progress:
             progress(n, len(paths))
-        data = vault.store.read_bytes(path)
+        # Refused as apply_plan would refuse it, before the unfinished edit is even parsed.
+        data = vault.committed_file(path)
         if data is None:
             continue  # deleted since it was indexed: nothing left to rename
-        if blob_sha(data) != vault.store.head_blob(path):
-            # The same refusal apply_plan makes, before the unfinished edit is even parsed.
-            raise VersionConflict(
-                f"{path} has an uncommitted hand edit",
-                current_version_id=vault.store.head_sha(),
-                hint="commit it (vault-tool commit) or undo it, then run this again",
-            )
         memory = parse(data.decode("utf-8"), path)
         changed = rewrite(memory, path)
         if changed != memory:
             schema.validate(changed.front_matter(), "memory.schema.json", prefix=f"{path}: ")
             plan.append(Planned(path, changed))
-            read[path] = blob_sha(data)
+            read[path] = data
     return plan, read
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from vault_tool.core.ids import is_memory_path
 from vault_tool.core.memory import parse
-from vault_tool.storage.git import commit_message
-from vault_tool.storage.store import Change, Store, is_memory_path
+from vault_tool.engine.vault import Vault
+from vault_tool.engine.writer import Planned
 
 SAMPLE_CLIENT = "sample"
 
@@ -23,23 +24,18 @@ def create_sample_vault(root: Path, progress: Callable[[int, int], None] | None 
     """Make a vault at root holding the sample memories, one commit each at its creation time."""
     source = sample_dir()
     readme = source / "README.md"
-    store = Store.init(root, readme=readme.read_text(encoding="utf-8") if readme.exists() else None)
-    try:
-        files = []
-        for path in sorted(source.rglob("*.md")):
-            rel = path.relative_to(source).as_posix()
-            if is_memory_path(rel):
-                data = path.read_bytes()
-                memory = parse(data.decode("utf-8"), rel)
-                files.append((memory.created or "", rel, data, memory))
-        files.sort()
-        with store.write_lock():
-            for n, (created, rel, data, memory) in enumerate(files, 1):
-                subject = f"Create {memory.memory_type}: {memory.title}"
-                message = commit_message(subject, [memory.id or rel], SAMPLE_CLIENT)
-                store.apply([Change(rel, data, memory.title)], message, author_date=created or None)
-                if progress:
-                    progress(n, len(files))
-        return len(files)
-    finally:
-        store.close()
+    Vault.create(root, readme=readme.read_text(encoding="utf-8") if readme.exists() else None)
+    memories = []
+    for path in sorted(source.rglob("*.md")):
+        rel = path.relative_to(source).as_posix()
+        if is_memory_path(rel):
+            memory = parse(path.read_text(encoding="utf-8"), rel)
+            memories.append((memory.created or "", rel, memory))
+    memories.sort()
+    with Vault.open(root, client=SAMPLE_CLIENT, catch_up=False) as vault:
+        for n, (created, rel, memory) in enumerate(memories, 1):
+            subject = f"Create {memory.memory_type}: {memory.title}"
+            vault.apply_plan([Planned(rel, memory)], subject, author_date=created or None)
+            if progress:
+                progress(n, len(memories))
+    return len(memories)

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core import ids, redact
-from vault_tool.core.memory import Memory, parse, utc_now
-from vault_tool.engine.vault import Planned, Vault
+from vault_tool.core.ids import is_memory_path
+from vault_tool.core.memory import Memory, fingerprint, parse
+from vault_tool.core.times import utc_now
+from vault_tool.engine.vault import Vault
+from vault_tool.engine.writer import Planned
 from vault_tool.errors import InvalidInput, UnparseableFile
 from vault_tool.ops import importers
 from vault_tool.ops.importers import Item, Progress
-from vault_tool.search import index as index_module
-from vault_tool.storage.store import is_memory_path
 
 IMPORT_CLIENT = "import"
 EXPORT_FORMATS = ("jsonl", "kg-jsonl")
@@ -80,7 +81,7 @@ def _plan(vault: Vault, items: list[Item], fmt: str, report: dict[str, Any]) -> 
         if reason:
             report["skipped"].append({"item": item.label, "reason": reason})
             continue
-        if memory.key and (memory.key in keys or vault.index.find("key", memory.key)):
+        if memory.key and (memory.key in keys or vault.with_key(memory.key)):
             item.notes.append(f"key {memory.key!r} is already used; kept as imported_key")
             extra = {**memory.extra, "imported_key": memory.key}
             memory = memory.with_changes(key=None, extra=extra)
@@ -93,7 +94,7 @@ def _plan(vault: Vault, items: list[Item], fmt: str, report: dict[str, Any]) -> 
         taken.add(path)
         if memory.key:
             keys.add(memory.key)
-        seen[index_module.fingerprint(memory.memory_type, memory.title, memory.body)] = item.label
+        seen[fingerprint(memory.memory_type, memory.title, memory.body)] = item.label
         seen[memory.id or ids.path_id(path)] = item.label
         plan.append(Planned(path, memory))
         report["imported"].append(
@@ -112,10 +113,10 @@ def _plan(vault: Vault, items: list[Item], fmt: str, report: dict[str, Any]) -> 
 
 def _already_there(vault: Vault, memory: Memory, item: Item, seen: dict[str, str]) -> str | None:
     """Why memory is a duplicate (same type, title and content, or same id), or None."""
-    print_ = index_module.fingerprint(memory.memory_type, memory.title, memory.body)
+    print_ = fingerprint(memory.memory_type, memory.title, memory.body)
     if print_ in seen:
         return f"same type, title and content as {seen[print_]} in this import"
-    for doc in vault.index.find("fingerprint", print_):
+    for doc in vault.same_content(memory):
         same = "has the same type, title and content"
         return f"already in the vault: {doc.memory_id} ({doc.path}) {same}"
     hint = _path_hint(item)
@@ -123,7 +124,7 @@ def _already_there(vault: Vault, memory: Memory, item: Item, seen: dict[str, str
     if own_id:
         if own_id in seen:
             return f"id {own_id} is also used by {seen[own_id]} in this import"
-        doc = vault.index.by_id(own_id)
+        doc = vault.find(own_id)
         if doc is not None:
             return f"already in the vault: a memory with id {own_id} is at {doc.path}"
     return None
@@ -134,7 +135,7 @@ def _place(vault: Vault, memory: Memory, item: Item, taken: set[str]) -> tuple[M
     hint = _path_hint(item)
     if item.path_hint and hint is None:
         item.notes.append(f"its exported path {item.path_hint!r} is not a usable vault path")
-    free = hint is not None and _is_free(vault, hint, taken)
+    free = hint is not None and vault.is_free(hint, taken)
     if hint is not None and free:
         return memory, hint  # without an id, a hand-made file keeps its path and so its id
     if hint is not None:
@@ -158,22 +159,12 @@ def _path_hint(item: Item) -> str | None:
     return hint if ids.PATH_ID_RE.match(ids.path_id(hint)) else None
 
 
-def _is_free(vault: Vault, path: str, taken: set[str]) -> bool:
-    if path in taken or vault.index.by_path(path) is not None:
-        return False
-    try:
-        target = vault.store.resolve(path)
-    except InvalidInput:  # a symlink, or a path that leaves the vault
-        return False
-    return not target.exists()
-
-
 # --- export -----------------------------------------------------------------------------
 
 
 def export_records(vault: Vault, progress: Progress | None = None) -> Iterator[dict[str, Any]]:
     """One record per memory file, in path order: what `export --format jsonl` writes."""
-    paths = sorted(p for p, _ in vault.store.iter_memory_paths())
+    paths = vault.memory_paths()
     for done, path in enumerate(paths, 1):
         record = _record(vault, path)
         if record is not None:
@@ -183,8 +174,8 @@ def export_records(vault: Vault, progress: Progress | None = None) -> Iterator[d
 
 
 def _record(vault: Vault, path: str) -> dict[str, Any] | None:
-    doc = vault.index.by_path(path)
-    data = vault.store.read_bytes(path)
+    doc = vault.at_path(path)
+    data = vault.read_file(path)
     try:
         memory = parse((data or b"").decode("utf-8"), path)
     except (UnparseableFile, UnicodeDecodeError):

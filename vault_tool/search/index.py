@@ -1,35 +1,29 @@
-"""The Whoosh index: schema, documents, and writer and searcher lifetimes.
+"""The Whoosh index on disk: its lifetime, writers, searcher reuse, lookups and state.
 
-The index is a cache of the files (deleting .vault/index loses nothing). One document per
-memory file, keyed by its path; it also keeps what search needs without touching git or
-the disk: the version_id, the blob id and stat of the indexed bytes, and the memory's
-content and semantic delta.
+The index is a cache of the files (deleting .vault/index loses nothing); documents.py says
+what it holds of each. Writers hold the vault lock; readers never block, and a searcher is
+reopened after each commit keeping the readers of every segment that is still there.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core.memory import Memory, parse_time
-from vault_tool.errors import NotFound, VaultError
-from vault_tool.search.entities import normalize_name
+from vault_tool.errors import NotFound, VaultBusy
+from vault_tool.search.documents import INDEX_SCHEMA_VERSION, Indexed, whoosh_schema
+from vault_tool.search.postings import per_reader
 
 log = logging.getLogger(__name__)
 
-# Bump when the fields or analyzers change: an older index is then rebuilt on open.
-INDEX_SCHEMA_VERSION = 6
 _META_FILE = "vault-tool-index.json"
 # Writes merge segments themselves once there are this many; the leader merges earlier.
 MAX_SEGMENTS = 12
@@ -37,222 +31,6 @@ MAX_SEGMENTS = 12
 TOC_ATTEMPTS = 10
 # The leader merges when there are more segments than this.
 MERGE_AT_SEGMENTS = 6
-
-
-@dataclass(frozen=True)
-class Indexed:
-    """What the index holds for one file."""
-
-    path: str
-    memory_id: str
-    version_id: str
-    blob: str
-    mtime_ns: int
-    size: int
-    memory_type: str
-    title: str
-    status: str
-    record: dict[str, Any]
-
-    @classmethod
-    def from_stored(cls, fields: dict[str, Any]) -> Indexed:
-        return cls(
-            path=fields["path"],
-            memory_id=fields["memory_id"],
-            version_id=fields["version_id"],
-            blob=fields["blob"],
-            mtime_ns=fields["mtime_ns"],
-            size=fields["size"],
-            memory_type=fields["memory_type"],
-            title=fields["title"],
-            status=fields.get("status", "active"),
-            record=json.loads(fields["record"]),
-        )
-
-
-def fingerprint(memory_type: str, title: str, body: str) -> str:
-    """Identity of a create for idempotency: same type, title and content."""
-    raw = f"{memory_type}\0{title.strip()}\0{body.strip()}".encode()
-    return hashlib.sha256(raw).hexdigest()[:40]
-
-
-# Whoosh's English stop words, plus the words questions are made of: agents ask "who
-# owns ...", "how do we ...", and those words say nothing about which memory is meant.
-QUESTION_WORDS = frozenset(
-    [
-        "who",
-        "whom",
-        "whose",
-        "what",
-        "which",
-        "where",
-        "when",
-        "why",
-        "how",
-        "do",
-        "does",
-        "did",
-        "done",
-        "is",
-        "was",
-        "were",
-        "be",
-        "been",
-        "am",
-        "i",
-        "me",
-        "my",
-        "our",
-        "ours",
-        "there",
-        "their",
-        "they",
-        "them",
-        "about",
-        "into",
-        "than",
-        "then",
-        "these",
-        "those",
-        "has",
-        "had",
-        "its",
-        "should",
-        "would",
-        "could",
-    ]
-)
-
-
-def text_analyzer() -> Any:
-    """Words, lowercased, accents folded, stop words dropped, stemmed."""
-    from whoosh.analysis import (
-        STOP_WORDS,
-        CharsetFilter,
-        LowercaseFilter,
-        RegexTokenizer,
-        StemFilter,
-        StopFilter,
-    )
-    from whoosh.support.charset import accent_map
-
-    return (
-        RegexTokenizer()
-        | LowercaseFilter()
-        | CharsetFilter(accent_map)
-        | StopFilter(stoplist=STOP_WORDS | QUESTION_WORDS, minsize=1)
-        | StemFilter(cachesize=50000)
-    )
-
-
-def whoosh_schema() -> Any:
-    """Field layout of the index."""
-    from whoosh import fields
-
-    text = text_analyzer()
-    return fields.Schema(
-        # Columns (sortable) let catch-up read path, stat and blob of every document
-        # without unpickling each document's stored fields.
-        path=fields.ID(stored=True, unique=True, sortable=True),
-        # A column too: ranking reads the id of every candidate without unpickling its
-        # stored fields (~0.5 us against ~100 us a document).
-        memory_id=fields.ID(stored=True, sortable=True),
-        fingerprint=fields.ID(stored=True),
-        key=fields.ID(stored=True),
-        memory_type=fields.ID(stored=True),
-        status=fields.ID(stored=True),
-        title=fields.STORED(),
-        # Every field in one, the weightier ones repeated: one postings list per query word
-        # keeps pure-Python matching fast (a field per part made queries 5-10x slower), and
-        # repetition is the field boost.
-        all=fields.TEXT(analyzer=text, phrase=False),
-        glosses=fields.TEXT(analyzer=text, phrase=False),
-        tags=fields.KEYWORD(lowercase=True, commas=True),
-        entity_keys=fields.KEYWORD(commas=True),
-        supersedes=fields.KEYWORD(commas=True),
-        updated_ts=fields.NUMERIC(int, bits=64, signed=True, stored=True),
-        expires_ts=fields.NUMERIC(int, bits=64, signed=True, stored=True),
-        pinned=fields.BOOLEAN(stored=True),
-        version_id=fields.STORED(),
-        blob=fields.ID(stored=True, sortable=True),
-        mtime_ns=fields.NUMERIC(int, bits=64, signed=False, stored=True, sortable=True),
-        size=fields.NUMERIC(int, bits=64, signed=False, stored=True, sortable=True),
-        mentions=fields.STORED(),
-        record=fields.STORED(),
-    )
-
-
-def document(
-    memory: Memory,
-    *,
-    path: str,
-    memory_id: str,
-    version_id: str,
-    blob: str,
-    mtime_ns: int,
-    size: int,
-) -> dict[str, Any]:
-    """The index document of one memory file."""
-    # A hand-made file without dates is dated by its modification time.
-    modified = datetime.fromtimestamp(mtime_ns / 1e9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    updated = memory.updated or memory.created or modified
-    created = memory.created or updated
-    record = {
-        "semantic_delta": memory.semantic_delta(),
-        "content_md": memory.body,
-        "created": created,
-        "updated": updated,
-        "source": memory.source,
-        "has_id": memory.id is not None,
-    }
-    return {
-        "path": path,
-        "memory_id": memory_id,
-        "fingerprint": fingerprint(memory.memory_type, memory.title, memory.body),
-        "key": memory.key or "",
-        "memory_type": memory.memory_type,
-        "status": memory.status,
-        "title": memory.title,
-        "all": _weighted_text(memory),
-        "glosses": " . ".join(e.gloss for e in memory.entities),
-        "tags": ",".join(memory.tags),
-        "entity_keys": ",".join(f"{normalize_name(e.n)}|{e.kind}" for e in memory.entities),
-        "supersedes": ",".join(memory.supersedes),
-        "updated_ts": _epoch(updated),
-        "expires_ts": _epoch(memory.expires_at) if memory.expires_at else 0,
-        "pinned": memory.pinned,
-        "version_id": version_id,
-        "blob": blob,
-        "mtime_ns": mtime_ns,
-        "size": size,
-        "mentions": [[e.n, e.kind, e.gloss] for e in memory.entities],
-        "record": json.dumps(record, ensure_ascii=False),
-    }
-
-
-# How many times each part of a memory is repeated in the `all` field (its weight).
-FIELD_WEIGHTS = {"title": 3, "entities": 2, "tags": 2, "glosses": 1, "facts": 1, "body": 1}
-
-
-def _weighted_text(memory: Memory) -> str:
-    parts = {
-        "title": memory.title,
-        "entities": " ".join(e.n for e in memory.entities),
-        "tags": " ".join(memory.tags),
-        "glosses": " ".join(e.gloss for e in memory.entities),
-        "facts": " . ".join(f.as_text() for f in memory.facts),
-        "body": memory.body,
-    }
-    return "\n".join(" . ".join([parts[name]] * weight) for name, weight in FIELD_WEIGHTS.items())
-
-
-def _epoch(value: str | None) -> int:
-    if not value:
-        return 0
-    try:
-        return int(parse_time(value).timestamp())
-    except ValueError:
-        return 0
 
 
 def _remember_missing_columns() -> None:
@@ -271,7 +49,7 @@ def _remember_missing_columns() -> None:
     found_or_not = reader_class._cached_reader
 
     def cached_reader(self: Any, fieldname: str, column: Any) -> Any:
-        missing = self.__dict__.setdefault("_vault_missing", set())
+        missing = per_reader(self, "missing columns", set)
         if fieldname in missing:
             return None
         reader = found_or_not(self, fieldname, column)
@@ -281,6 +59,23 @@ def _remember_missing_columns() -> None:
 
     reader_class._cached_reader = cached_reader
     reader_class._vault_patched = True
+
+
+def index_state(root: Path) -> tuple[str, int | None]:
+    """ok, missing or outdated, and the schema version the index was built with (for checks,
+    which look without opening: Index.open() would build a missing index)."""
+    from whoosh import index as whoosh_index
+
+    folder = root / ".vault" / "index"
+    try:
+        version = json.loads((folder / _META_FILE).read_text())["schema_version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "missing", None
+    if version != INDEX_SCHEMA_VERSION:
+        return "outdated", version
+    if not whoosh_index.exists_in(str(folder)):
+        return "missing", version
+    return "ok", version
 
 
 class Index:
@@ -385,7 +180,7 @@ class Index:
         try:
             writer = self._ix.writer(timeout=10.0, **options)
         except LockError:
-            raise VaultError(
+            raise VaultBusy(
                 "the search index is locked by another process",
                 hint="retry in a moment; `vault-tool doctor` shows which process leads",
             ) from None
@@ -406,6 +201,11 @@ class Index:
         """Merge small segments (the caller holds the vault's write lock)."""
         with self._guard:
             self._ix.writer(timeout=10.0).commit(merge=True)
+
+    def optimize(self) -> None:
+        """Merge every segment into one (the caller holds the vault's write lock)."""
+        with self.writer(optimize=True):
+            pass
 
     @contextlib.contextmanager
     def searcher(self) -> Iterator[Any]:
@@ -514,6 +314,28 @@ class Index:
         found = self.find("path", path)
         return found[0] if found else None
 
+    def expired_by(self, moment: int) -> list[Indexed]:
+        """Every memory whose expires_at (epoch seconds) is at or before moment."""
+        from whoosh import query as q
+
+        with self.searcher() as searcher:
+            return [
+                Indexed.from_stored(searcher.stored_fields(docnum))
+                for docnum in searcher.docs_for_query(q.NumericRange("expires_ts", 1, moment))
+            ]
+
+    def deltas(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(path, memory id, semantic delta) of every indexed memory.
+
+        A list, read at once: the searcher's lock is held while it is read, and a caller
+        working through the memories must not keep searches and writes waiting.
+        """
+        with self.searcher() as searcher:
+            stored = list(searcher.all_stored_fields())
+        return [
+            (f["path"], f["memory_id"], json.loads(f["record"])["semantic_delta"]) for f in stored
+        ]
+
     def states(self) -> dict[str, tuple[int, int, str]]:
         """path -> (mtime_ns, size, blob) of every indexed file: what catch-up compares."""
         with self.searcher() as searcher:
@@ -529,6 +351,20 @@ class Index:
         """Number of indexed files."""
         with self.searcher() as searcher:
             return searcher.doc_count()
+
+
+@contextlib.contextmanager
+def scratch_searcher(documents: Iterable[dict[str, Any]]) -> Iterator[Any]:
+    """A searcher over a throwaway in-memory index of these documents (documents.py's)."""
+    from whoosh.filedb.filestore import RamStorage
+
+    ix = RamStorage().create_index(whoosh_schema())
+    writer = ix.writer()
+    for document in documents:
+        writer.add_document(**document)
+    writer.commit()
+    with ix.searcher() as searcher:
+        yield searcher
 
 
 def _state(segment: Any) -> tuple[str, int] | None:

@@ -31,7 +31,7 @@ def build_server(runtime: Runtime) -> Server[Any]:
     ) -> types.ListToolsResult:
         _, read_only = _access(ctx)
         listed = [s for s in tools.tool_specs() if not (s.writes and read_only)]
-        return types.ListToolsResult(tools=[_tool(s) for s in listed])
+        return types.ListToolsResult(tools=[listed_tool(s) for s in listed])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
@@ -101,7 +101,8 @@ def _access(ctx: Any) -> tuple[str | None, bool]:
     return getattr(user, "username", None), tools.SCOPE_REMEMBER not in scopes
 
 
-def _tool(spec: tools.ToolSpec) -> types.Tool:
+def listed_tool(spec: tools.ToolSpec) -> types.Tool:
+    """A tool as tools/list describes it."""
     return types.Tool.model_validate(
         {
             "name": spec.name,

@@ -14,7 +14,6 @@ import hashlib
 import hmac
 import ipaddress
 import json
-import logging
 import math
 import signal
 import socket
@@ -29,10 +28,7 @@ from vault_tool.errors import InvalidInput
 from vault_tool.server.runtime import Runtime
 from vault_tool.server.tools import SCOPE_REMEMBER, SCOPE_SEARCH
 
-log = logging.getLogger(__name__)
-
 MIN_TOKEN_LENGTH = 16
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "127.0.0.1:*", "localhost:*", "[::1]:*"]
 LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
 GRACEFUL_SHUTDOWN_SECONDS = 1

@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from vault_tool.core import schema
-from vault_tool.errors import VaultError
+from vault_tool.errors import ReadOnlyAccess, VaultError
 from vault_tool.server import render
 
 log = logging.getLogger(__name__)
@@ -64,13 +64,6 @@ class Outcome:
 
 class UnknownTool(LookupError):
     """A tools/call named a tool this server does not have (a protocol error, not a result)."""
-
-
-class ReadOnlyAccess(VaultError):
-    """The caller's token may search but not write."""
-
-    code = "forbidden"
-    exit_code = 1
 
 
 @cache

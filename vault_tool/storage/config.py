@@ -34,6 +34,16 @@ lock_timeout_seconds = 30
 
 
 @dataclass(frozen=True)
+class Places:
+    """Where a vault keeps its machine-local state (none of it is committed)."""
+
+    root: Path
+    run: Path
+    index: Path
+    ledger: Path
+
+
+@dataclass(frozen=True)
 class Config:
     """The settings of one vault, with defaults for anything the file leaves out."""
 
@@ -46,6 +56,19 @@ def resolve_vault_path(explicit: str | os.PathLike[str] | None) -> Path:
     """The vault folder: --vault if given, else $VAULT_TOOL_VAULT, else the current folder."""
     chosen = explicit or os.environ.get(ENV_VAR) or os.getcwd()
     return Path(chosen).expanduser().absolute()
+
+
+def find_vault(path: str | os.PathLike[str]) -> Path:
+    """The vault at path, as an absolute path; VaultUnavailable saying how to get one if
+    there is none (a vault is a git work tree with a .vault folder)."""
+    root = Path(path).absolute()
+    if not (root / ".git").exists() or not (root / ".vault").is_dir():
+        raise VaultUnavailable(
+            f"no vault at {root}",
+            hint="create one with `vault-tool init PATH`, or point --vault / "
+            f"${ENV_VAR} at an existing vault",
+        )
+    return root
 
 
 def read_config(root: Path) -> Config:

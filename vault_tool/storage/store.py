@@ -1,8 +1,10 @@
-"""The vault folder on top of its repository: atomic writes, the vault lock, crash repair.
+"""The vault folder and its repository: atomic writes, the vault lock, crash repair.
 
 Every change to memory files goes through Store.apply(): journal -> temp file -> fsync ->
-rename -> stage only the touched paths -> commit -> confirm. A crash anywhere leaves either
-the old state or a renamed-but-uncommitted file that the next open() commits (repair).
+rename -> commit only the touched paths -> confirm. A crash anywhere leaves either the old
+state or a renamed-but-uncommitted file that the next open() commits (repair). A Store has
+a Git (git.py: running git, what git knows) and a Committer (commits.py: how a commit is
+made); it answers the engine's questions about git by asking its Git.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ import contextlib
 import json
 import logging
 import os
-import secrets
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -20,17 +20,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VaultUnavailable
+from vault_tool.core.ids import is_memory_path
+from vault_tool.errors import InvalidInput, VaultBusy, VaultError
 from vault_tool.storage import config as config_module
+from vault_tool.storage.commits import Committer, Snapshot
+from vault_tool.storage.durable import (
+    fsync_folder,
+    remove_empty_folders,
+    temp_path,
+    write_durably,
+    write_new,
+)
 from vault_tool.storage.git import (
     FALLBACK_EMAIL,
     FALLBACK_NAME,
-    Repository,
+    Git,
     blob_sha,
     clear_git_environment,
     open_repo,
 )
-from vault_tool.storage.trees import NotATree
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +54,6 @@ GITATTRIBUTES = """\
 # Store every file byte for byte, so a file's blob id tells at once whether it changed.
 * -text
 """
-TMP_MARKER = ".vault-tmp-"
 
 
 @dataclass(frozen=True)
@@ -58,51 +65,51 @@ class Change:
     title: str = ""
 
 
-def is_memory_path(relpath: str) -> bool:
-    """Whether a vault-relative path can hold a memory (not .git, .vault, dotfiles, backups)."""
-    parts = relpath.split("/")
-    name = parts[-1]
-    if not name.endswith(".md") or relpath == "README.md":
-        return False
-    if any(p.startswith(".") or not p for p in parts):
-        return False
-    # Editor artefacts: emacs autosave (#x.md#), backups (x.md~), vim/jetbrains temp names.
-    return not (name.startswith("#") or name.startswith("~") or name.endswith("~"))
-
-
-class Store(Repository):
+class Store:
     """One vault folder and its repository. Open with Store.open(); close() on shutdown."""
 
-    def __init__(self, root: Path, repo: Any, settings: config_module.Config) -> None:
-        run_dir = root / ".vault" / "run"
-        super().__init__(root, repo, settings.lock_timeout_seconds, run_dir / "index-pending")
+    def __init__(self, root: Path, repo: Git, settings: config_module.Config) -> None:
+        self.root = root
+        self.repo = repo
         self.config = settings
-        self.run_dir = run_dir
+        self.run_dir = root / ".vault" / "run"
+        self.commits = Committer(repo, self.run_dir / "index-pending", self.run_dir)
+        # What git knows, asked of the store by the engine and the checks: its Git answers.
+        self.git = repo.run
+        self.head_sha = repo.head_sha
+        self.head_blob = repo.head_blob
+        self.head_blobs = repo.head_blobs
+        self.last_commit = repo.last_commit
+        self.last_commits = repo.last_commits
+        self.history = repo.history
+        self.log = repo.log
+        self.show_file = repo.show_file
+        self.diff = repo.diff
+        self.commit_exists = repo.commit_exists
         self._journal_dir = self.run_dir / "journal"
         self._lock: Any = None
         # Threads of one process queue here before the cross-process file lock.
         self._threads = threading.RLock()
+
+    def close(self) -> None:
+        """Stop git's helper processes."""
+        self.repo.close()
 
     # --- opening and creating ------------------------------------------------------------
 
     @classmethod
     def open(cls, root: Path, *, repair: bool = True) -> Store:
         """Open an existing vault, repairing what a crashed writer left behind."""
-        root = Path(root).absolute()
-        if not (root / ".git").exists() or not (root / ".vault").is_dir():
-            raise VaultUnavailable(
-                f"no vault at {root}",
-                hint="create one with `vault-tool init PATH`, or point --vault / "
-                f"${config_module.ENV_VAR} at an existing vault",
-            )
-        store = cls(root, open_repo(root), config_module.read_config(root))
+        root = config_module.find_vault(root)
+        settings = config_module.read_config(root)
+        store = cls(root, Git(root, open_repo(root), settings.lock_timeout_seconds), settings)
         store.run_dir.mkdir(parents=True, exist_ok=True)
-        store._use_identity_fallback_if_needed()
+        store.repo.use_identity_fallback_if_needed()
         journals = store._journal_dir.is_dir() and any(store._journal_dir.iterdir())
-        if repair and (journals or store.index_behind()):
+        if repair and (journals or store.commits.index_behind()):
             try:
                 with store.write_lock():
-                    store.bring_index_up()
+                    store.commits.bring_index_up()
                     store.repair()
             except BaseException:
                 store.close()  # or git's helper processes outlive the failed open
@@ -136,16 +143,17 @@ class Store(Repository):
         finally:
             writer.release()
         (root / ".vault" / "run").mkdir(parents=True)
-        _write_new(root / ".gitignore", GITIGNORE)
-        _write_new(root / ".gitattributes", GITATTRIBUTES)
-        _write_new(root / config_module.CONFIG_PATH, config_module.DEFAULT_CONFIG)
-        store = cls(root, repo, config_module.read_config(root))
-        if not store._has_identity():
+        write_new(root / ".gitignore", GITIGNORE)
+        write_new(root / ".gitattributes", GITATTRIBUTES)
+        write_new(root / config_module.CONFIG_PATH, config_module.DEFAULT_CONFIG)
+        settings = config_module.read_config(root)
+        store = cls(root, Git(root, repo, settings.lock_timeout_seconds), settings)
+        if not store.repo.has_identity():
             store.git("config", "user.name", FALLBACK_NAME)
             store.git("config", "user.email", FALLBACK_EMAIL)
         paths = [".gitignore", ".gitattributes", config_module.CONFIG_PATH]
         if readme is not None and not (root / "README.md").exists():
-            _write_new(root / "README.md", readme)
+            write_new(root / "README.md", readme)
             paths.append("README.md")
         store.git("add", "--", *paths)
         store.git("commit", "--quiet", "-m", "Initialize vault", "--", *paths)
@@ -228,6 +236,25 @@ class Store(Repository):
                 if is_memory_path(rel):
                     yield rel, entry.stat(follow_symlinks=False)
 
+    def matches_head(self, relpath: str, data: bytes | None) -> bool:
+        """Whether these bytes (None: no file) are what HEAD holds at relpath: the one test
+        for "is there an uncommitted change to this file"."""
+        return (blob_sha(data) if data is not None else None) == self.head_blob(relpath)
+
+    def pack(self) -> None:
+        """Pack git's objects and write the commit-graph that keeps `git log -- PATH` fast."""
+        self.git("gc", "--quiet")
+        self.git("commit-graph", "write", "--reachable", "--changed-paths")
+
+    def object_counts(self) -> dict[str, int]:
+        """git's object counts, as `git count-objects -v` reports them."""
+        counts = {}
+        for line in self.git("count-objects", "-v").splitlines():
+            name, _, value = line.partition(":")
+            if value.strip().isdigit():
+                counts[name.strip()] = int(value)
+        return counts
+
     def uncommitted_paths(self) -> list[str]:
         """Memory files that differ from HEAD: modified, new (untracked) or deleted."""
         out = self.git(
@@ -253,7 +280,7 @@ class Store(Repository):
         entries = []
         for change in changes:
             target = self.resolve(change.path)
-            tmp = target.with_name(f".{target.name}{TMP_MARKER}{secrets.token_hex(4)}")
+            tmp = temp_path(target)
             entries.append(
                 {
                     "path": change.path,
@@ -262,7 +289,7 @@ class Store(Repository):
                     "title": change.title,
                 }
             )
-        _durable_write(journal, json.dumps({"message": message, "entries": entries}).encode())
+        write_durably(journal, json.dumps({"message": message, "entries": entries}).encode())
         try:
             for change, entry in zip(changes, entries, strict=True):
                 target = self.root / change.path
@@ -271,14 +298,14 @@ class Store(Repository):
                 if change.data is None:
                     if old is not None:
                         target.unlink()
-                        _fsync_dir(target.parent)
+                        fsync_folder(target.parent)
                 else:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     tmp = self.root / entry["tmp"]
-                    _durable_write(tmp, change.data)
+                    write_durably(tmp, change.data)
                     os.replace(tmp, target)
-                    _fsync_dir(target.parent)
-            sha = self.commit_written([c.path for c in changes], message, author_date)
+                    fsync_folder(target.parent)
+            sha = self.commits.commit([c.path for c in changes], message, author_date=author_date)
             if sha is None:
                 raise VaultError(
                     "git reported success but made no commit", hint="run `vault-tool doctor`"
@@ -291,16 +318,15 @@ class Store(Repository):
         return sha
 
     def commit_paths(
-        self, paths: list[str], message: str, *, snapshot: dict[str, bytes | None] | None = None
+        self, paths: list[str], message: str, *, snapshot: Snapshot | None = None
     ) -> str | None:
         """Commit files already on disk (hand edits); the sha, or None if nothing changed.
 
         With a snapshot (path -> the bytes the caller checked, None for gone), exactly those
-        bytes are committed even if a person saves the file again meanwhile (through
-        `git commit`, git reads them from a scratch work tree instead of the vault).
+        bytes are committed even if a person saves the file again meanwhile.
         """
         files = snapshot if snapshot is not None else {p: self.read_bytes(p) for p in paths}
-        changed = [p for p in paths if _blob_or_none(files.get(p)) != self.head_blob(p)]
+        changed = [p for p in paths if not self.matches_head(p, files.get(p))]
         # A file made and removed again before any commit may still be staged (a commit
         # interrupted after its `git add`): unstage it, or `git status` never comes clean.
         gone = [p for p in paths if files.get(p) is None and p not in changed]
@@ -308,36 +334,7 @@ class Store(Repository):
             self.git("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *gone)
         if not changed:
             return None
-        if self.plumbing_allowed():
-            try:
-                return self.commit_trees(changed, message, None, snapshot)
-            except NotATree:
-                pass  # a path runs through a file in HEAD: `git commit` sorts that out
-        before = self._head_or_none()
-        with self._work_tree(files if snapshot is not None else None) as tree:
-            new = [p for p in changed if files.get(p) is not None and self.head_blob(p) is None]
-            if new:
-                self.git(*tree, "add", "--intent-to-add", "--", *new)
-            self._commit(message, changed, None, tree)
-        sha = self.head_sha()
-        return sha if sha != before else None
-
-    @contextlib.contextmanager
-    def _work_tree(self, files: dict[str, bytes | None] | None) -> Iterator[list[str]]:
-        """git options that read these files from a scratch folder (none: from the vault)."""
-        if files is None:
-            yield []
-            return
-        folder = self.run_dir / f"snapshot-{os.getpid()}-{secrets.token_hex(4)}"
-        try:
-            for path, data in files.items():
-                if data is not None:
-                    (folder / path).parent.mkdir(parents=True, exist_ok=True)
-                    (folder / path).write_bytes(data)
-            folder.mkdir(parents=True, exist_ok=True)
-            yield ["--work-tree", str(folder)]
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        return self.commits.commit(changed, message, snapshot=snapshot)
 
     def repair(self) -> list[str]:
         """Finish or discard what crashed writers left; returns the shas of repair commits.
@@ -383,10 +380,10 @@ class Store(Repository):
             with contextlib.suppress(OSError):
                 if old is None:
                     target.unlink(missing_ok=True)
-                    _remove_empty_folders(target.parent, self.root)
+                    remove_empty_folders(target.parent, self.root)
                 else:
-                    tmp = target.with_name(f".{target.name}{TMP_MARKER}{secrets.token_hex(4)}")
-                    _durable_write(tmp, old)
+                    tmp = temp_path(target)
+                    write_durably(tmp, old)
                     os.replace(tmp, target)
             log.info("rolled back %s", change.path)
         for entry in entries:
@@ -394,40 +391,3 @@ class Store(Repository):
         if staged:
             with contextlib.suppress(VaultError):
                 self.git("reset", "--quiet", "--", *[c.path for c, _, _ in staged])
-
-
-def _blob_or_none(data: bytes | None) -> str | None:
-    return blob_sha(data) if data is not None else None
-
-
-def _remove_empty_folders(folder: Path, root: Path) -> None:
-    """Remove folder and its parents up to root while they are empty (undoing a mkdir)."""
-    while folder != root and root in folder.parents:
-        try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
-
-
-def _durable_write(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data) if len(data) < 2**30 else None
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_new(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        path.write_text(text, encoding="utf-8", newline="\n")

@@ -3,7 +3,7 @@
 `git commit -- <paths>` reads and rewrites the whole index (twice: a temporary one for
 --only, then the real one), which in a vault of thousands of files costs more than
 everything else a write does. Only the trees along the changed folders are new in such a
-commit, so they are built here from the parent's trees; repo.py has `git mktree` write them.
+commit, so they are built here from the parent's trees; commits.py has `git mktree` write them.
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from vault_tool.core.memory import (
     Memory,
     first_h1,
     normalize_body,
-    normalize_timestamp,
     parse,
     render,
 )
+from vault_tool.core.times import normalize_timestamp
 from vault_tool.errors import UnparseableFile
 
 Progress = Callable[[int, int], None]

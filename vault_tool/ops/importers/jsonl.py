@@ -173,29 +173,12 @@ def _export_item(label: str, record: dict[str, Any]) -> Item:
     if not isinstance(extra, dict):
         raise Unusable("front_matter_extra is not an object")
     title = front.get("title") or first_h1(content) or "Untitled"
-    memory = Memory(
+    # Dates stay as written (the schema checked their shape), so files come back byte for byte.
+    memory = Memory.from_mapping(
+        front,
+        content,
         id=memory_id if memory_id and ids.is_ulid(memory_id) else None,
-        memory_type=front.get("memory_type", "note"),
         title=title,
-        body=content,
-        key=front.get("key"),
-        status=front.get("status", "active"),
-        pinned=bool(front.get("pinned", False)),
-        entities=tuple(Entity(e["n"], e["kind"], e["is"]) for e in front.get("entities", ())),
-        facts=tuple(
-            Fact(
-                f["subject"], f["predicate"], f["object"], f.get("valid_from"), f.get("valid_until")
-            )
-            for f in front.get("facts", ())
-        ),
-        tags=tuple(front.get("tags", ())),
-        supersedes=tuple(front.get("supersedes", ())),
-        expires_at=front.get("expires_at"),
-        source=front.get("source"),
-        # Dates stay as written (the schema checked their shape), so files come back byte
-        # for byte.
-        created=front.get("created"),
-        updated=front.get("updated"),
         extra={str(k): v for k, v in extra.items() if k not in KEY_ORDER},
     )
     path = record.get("path")

@@ -10,14 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core import ids, schema
-from vault_tool.core.memory import (
-    KEY_ORDER,
-    MAX_FILE_BYTES,
-    Entity,
-    Fact,
-    Memory,
-    load_yaml,
-)
+from vault_tool.core.memory import KEY_ORDER, MAX_FILE_BYTES, Memory
+from vault_tool.core.yaml_safe import load_yaml
 from vault_tool.errors import InvalidInput, UnparseableFile
 from vault_tool.ops.importers.items import (
     ENTITIES_MAX,
@@ -333,26 +327,6 @@ def _memory(
             notes.append(f"tag {raw!r} has no usable characters; left out")
         elif tag not in tags:
             tags.append(tag)
-    return Memory(
-        id=ours.get("id"),
-        memory_type=ours.get("memory_type", "note"),
-        title=title,
-        body=body,
-        key=ours.get("key"),
-        status=ours.get("status", "active"),
-        pinned=bool(ours.get("pinned", False)),
-        entities=tuple(Entity(e["n"], e["kind"], e["is"]) for e in ours.get("entities", ())),
-        facts=tuple(
-            Fact(
-                f["subject"], f["predicate"], f["object"], f.get("valid_from"), f.get("valid_until")
-            )
-            for f in ours.get("facts", ())
-        ),
-        tags=tuple(tags),
-        supersedes=tuple(ours.get("supersedes", ())),
-        expires_at=ours.get("expires_at"),
-        source=ours.get("source"),
-        created=created,
-        updated=ours.get("updated"),
-        extra=extra,
+    return Memory.from_mapping(
+        ours, body, title=title, tags=tuple(tags), created=created, extra=extra
     )

@@ -1,16 +1,14 @@
-"""verify, doctor, gc and the ontology commands, run as a person or a script runs them."""
+"""verify, doctor, gc and the ontology commands, run in-process as `main` runs them."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_support import invoke, isolated
 from tests.helpers import create_args, delta, git, snapshot
 from vault_tool.engine.vault import Vault
 from vault_tool.storage.store import Store
@@ -19,25 +17,10 @@ DESIGNER = {"n": "Ana", "kind": "person", "is": "product designer of the checkou
 CHECKOUT = {"n": "checkout", "kind": "service", "is": "the web checkout flow"}
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    """vault-tool as a subprocess, with the test's isolated environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tool", *args],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-        timeout=60,
-    )
-
-
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
     """Three memories: two about Ana the engineer (owns billing), one about Ana the designer."""
-    home = tmp_path_factory.mktemp("home")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", str(home))
-        patch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
-        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    with isolated(tmp_path_factory.mktemp("home")):
         root = tmp_path_factory.mktemp("template") / "vault"
         Store.init(root).close()
         designs = delta(
@@ -73,11 +56,11 @@ def copy(tmp_path: Path, template: tuple[Path, list[dict]]) -> tuple[Path, list[
 
 def test_a_clean_vault_passes_verify_and_doctor_with_exit_0(copy):
     root, _ = copy
-    verified = run("verify", "--vault", str(root), "--json")
-    assert verified.returncode == 0, verified.stdout + verified.stderr
+    verified = invoke("verify", "--vault", str(root), "--json")
+    assert verified.exit_code == 0, verified.stdout + verified.stderr
     assert json.loads(verified.stdout)["healthy"] is True
-    doctored = run("doctor", "--vault", str(root))
-    assert doctored.returncode == 0, doctored.stdout + doctored.stderr
+    doctored = invoke("doctor", "--vault", str(root))
+    assert doctored.exit_code == 0, doctored.stdout + doctored.stderr
     assert "The vault is healthy." in doctored.stdout
     assert "watcher" in doctored.stdout and "git" in doctored.stdout
 
@@ -125,13 +108,13 @@ FAULTS = [
 def test_each_injected_fault_makes_verify_and_doctor_exit_8(copy, inject, kind, failing):
     root, made = copy
     inject(root, made)
-    verified = run("verify", "--vault", str(root), "--json")
-    assert verified.returncode == 8, verified.stderr
+    verified = invoke("verify", "--vault", str(root), "--json")
+    assert verified.exit_code == 8, verified.stderr
     report = json.loads(verified.stdout)
     assert report["healthy"] is False
     assert kind in {issue["kind"] for issue in report["issues"]}
-    doctored = run("doctor", "--vault", str(root), "--json")
-    assert doctored.returncode == 8, doctored.stderr
+    doctored = invoke("doctor", "--vault", str(root), "--json")
+    assert doctored.exit_code == 8, doctored.stderr
     checks = {c["name"]: c for c in json.loads(doctored.stdout)["checks"]}
     assert checks[failing]["status"] == "fail" and checks[failing]["fix"]
 
@@ -139,8 +122,8 @@ def test_each_injected_fault_makes_verify_and_doctor_exit_8(copy, inject, kind, 
 def test_doctor_text_names_the_broken_file_its_line_and_the_fix(copy):
     root, made = copy
     break_yaml(root, made)
-    done = run("doctor", "--vault", str(root))
-    assert done.returncode == 8
+    done = invoke("doctor", "--vault", str(root))
+    assert done.exit_code == 8
     assert f"{made[0]['path']}:2" in done.stdout
     assert "not valid YAML" in done.stdout and "fix:" in done.stdout
     assert "The vault is unhealthy." in done.stdout
@@ -149,7 +132,7 @@ def test_doctor_text_names_the_broken_file_its_line_and_the_fix(copy):
 def test_doctor_leaves_a_deleted_index_deleted(copy):
     root, made = copy
     delete_index(root, made)
-    assert run("doctor", "--vault", str(root)).returncode == 8
+    assert invoke("doctor", "--vault", str(root)).exit_code == 8
     assert not (root / ".vault" / "index").exists()
 
 
@@ -157,8 +140,8 @@ def test_doctor_leaves_a_deleted_index_deleted(copy):
 def test_a_missing_vault_exits_7_and_nothing_is_created(tmp_path: Path, command: str):
     missing = tmp_path / "missing"
     extra = ["owns", "maintains"] if command == "rename-predicate" else []
-    done = run(command, *extra, "--vault", str(missing))
-    assert done.returncode == 7, done.stderr
+    done = invoke(command, *extra, "--vault", str(missing))
+    assert done.exit_code == 7, done.stderr
     assert not missing.exists()
 
 
@@ -167,13 +150,13 @@ def test_a_missing_vault_exits_7_and_nothing_is_created(tmp_path: Path, command:
 
 def test_gc_reports_sizes_and_leaves_the_vault_healthy(copy):
     root, _ = copy
-    done = run("gc", "--vault", str(root), "--json")
-    assert done.returncode == 0, done.stderr
+    done = invoke("gc", "--vault", str(root), "--json")
+    assert done.exit_code == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["after"]["index_segments"] == 1
     assert report["before"]["git_loose_objects"] > report["after"]["git_loose_objects"]
     assert report["after"]["git_packs"] >= 1
-    assert run("verify", "--vault", str(root)).returncode == 0
+    assert invoke("verify", "--vault", str(root)).exit_code == 0
 
 
 # --- ontology ----------------------------------------------------------------------------------
@@ -181,12 +164,12 @@ def test_gc_reports_sizes_and_leaves_the_vault_healthy(copy):
 
 def test_entities_and_predicates_print_json_with_counts(copy):
     root, _ = copy
-    found = json.loads(run("entities", "--vault", str(root), "--json", "--homonyms").stdout)
+    found = json.loads(invoke("entities", "--vault", str(root), "--json", "--homonyms").stdout)
     assert [(e["name"], e["mentions"]) for e in found["entities"]] == [("Ana", 2), ("Ana", 1)]
-    shown = run("entities", "--vault", str(root), "--kind", "service")
+    shown = invoke("entities", "--vault", str(root), "--kind", "service")
     assert "billing service" in shown.stdout and "checkout" in shown.stdout
     assert "Ana" not in shown.stdout
-    predicates = json.loads(run("predicates", "--vault", str(root), "--json").stdout)
+    predicates = json.loads(invoke("predicates", "--vault", str(root), "--json").stdout)
     assert {"predicate": "owns", "facts": 2, "memories": 2} in predicates["predicates"]
 
 
@@ -195,26 +178,26 @@ def test_rename_entity_dry_run_prints_the_diff_then_the_rename_is_one_commit(cop
     before = snapshot(root)
     count = int(git(root, "rev-list", "--count", "HEAD"))
     args = ("rename-entity", "Ana", "Ana Lima", "--gloss-contains", "backend", "--vault", str(root))
-    dry = run(*args, "--dry-run")
-    assert dry.returncode == 0, dry.stderr
+    dry = invoke(*args, "--dry-run")
+    assert dry.exit_code == 0, dry.stderr
     assert "+  - n: Ana Lima" in dry.stdout and "-  - n: Ana" in dry.stdout
     assert "nothing was written" in dry.stdout
     assert snapshot(root) == before
-    done = run(*args, "--json")
-    assert done.returncode == 0, done.stderr
+    done = invoke(*args, "--json")
+    assert done.exit_code == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["subject"] == "Rename entity: Ana -> Ana Lima (2 memories)"
     assert git(root, "log", "-1", "--format=%s") == result["subject"]
     assert int(git(root, "rev-list", "--count", "HEAD")) == count + 1
     assert (root / made[2]["path"]).read_bytes() == before[2][made[2]["path"]]
-    hits = json.loads(run("search", "Lima", "--vault", str(root), "--json").stdout)
+    hits = json.loads(invoke("search", "Lima", "--vault", str(root), "--json").stdout)
     assert {h["memory_id"] for h in hits["selected_hits"]} == {m["memory_id"] for m in made[:2]}
 
 
 def test_an_ambiguous_rename_exits_2_and_names_the_candidates(copy):
     root, _ = copy
-    done = run("rename-entity", "Ana", "Ana Lima", "--vault", str(root))
-    assert done.returncode == 2
+    done = invoke("rename-entity", "Ana", "Ana Lima", "--vault", str(root))
+    assert done.exit_code == 2
     assert "2 entities" in done.stderr and "--gloss-contains" in done.stderr
 
 
@@ -223,13 +206,13 @@ def test_a_rename_over_a_hand_edited_file_exits_3_and_changes_nothing(copy):
     with (root / made[0]["path"]).open("a") as file:
         file.write("\nStill typing.\n")
     before = snapshot(root)
-    done = run("rename-predicate", "owns", "maintains", "--vault", str(root), "--json")
-    assert done.returncode == 3
+    done = invoke("rename-predicate", "owns", "maintains", "--vault", str(root), "--json")
+    assert done.exit_code == 3
     assert json.loads(done.stdout)["error"]["code"] == "version_conflict"
     assert snapshot(root) == before
 
 
 def test_a_predicate_that_is_not_snake_case_exits_2(copy):
     root, _ = copy
-    done = run("rename-predicate", "owns", "Looks After", "--vault", str(root))
-    assert done.returncode == 2 and "snake_case" in done.stderr
+    done = invoke("rename-predicate", "owns", "Looks After", "--vault", str(root))
+    assert done.exit_code == 2 and "snake_case" in done.stderr

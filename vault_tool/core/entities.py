@@ -8,11 +8,11 @@ Resolution is exact and explainable: no model, only names, kinds and word overla
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
+
+from vault_tool.core.text import gloss_words, normalize_name
 
 # Share at least this fraction of the shorter gloss's words to be the same entity.
 GLOSS_OVERLAP = 0.34
@@ -29,6 +29,7 @@ class Mention:
 
     @property
     def name_key(self) -> str:
+        """Normalised name and kind: the index's entity_keys term."""
         return f"{normalize_name(self.n)}|{self.kind}"
 
 
@@ -43,30 +44,8 @@ class Entity:
 
     @property
     def mentions(self) -> int:
+        """How many mentions the entity was resolved from."""
         return sum(self.glosses.values())
-
-
-def normalize_name(name: str) -> str:
-    """Case- and accent-insensitive name with single spaces: 'José  Díaz' -> 'jose diaz'."""
-    folded = unicodedata.normalize("NFKD", name.casefold())
-    return " ".join("".join(c for c in folded if not unicodedata.combining(c)).split())
-
-
-def gloss_words(gloss: str) -> frozenset[str]:
-    """The content words of a gloss, stemmed and accent-folded (stop words dropped)."""
-    return _gloss_words(gloss)
-
-
-@cache
-def _gloss_words(gloss: str) -> frozenset[str]:
-    return frozenset(t.text for t in _analyzer()(gloss))
-
-
-@cache
-def _analyzer() -> Any:
-    from vault_tool.search.index import text_analyzer
-
-    return text_analyzer()
 
 
 def compatible(gloss_a: str, gloss_b: str) -> bool:

@@ -11,10 +11,12 @@ import contextlib
 import os
 import re
 import subprocess
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.helpers import eventually
 
 # The counter the harnesses put in the bodies they write: "Revision 3 by w1."
 REVISION_RE = re.compile(r"Revision (\d+) by ")
@@ -62,14 +64,31 @@ def git_processes_in(root: Path) -> list[int]:
     return found
 
 
+def within(condition: Callable[[], Any], timeout: float, interval: float = 0.02) -> Any:
+    """eventually(), for a harness that counts a timeout as a problem: None if time ran out."""
+    try:
+        return eventually(condition, timeout, interval)
+    except AssertionError:
+        return None
+
+
 def wait_for_git(root: Path, timeout: float = 15.0) -> bool:
     """Wait until no git process works in the vault (an orphan of a killed writer)."""
-    deadline = time.monotonic() + timeout
-    while git_processes_in(root):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+    return within(lambda: not git_processes_in(root), timeout) is not None
+
+
+def open_when_free(root: Path, *, client: str, timeout: float) -> Any:
+    """Vault.open, retried while another process holds the vault (VaultBusy)."""
+    from vault_tool.engine.vault import Vault
+    from vault_tool.errors import VaultBusy
+
+    def attempt() -> Any:
+        try:
+            return Vault.open(root, client=client)
+        except VaultBusy:
+            return None
+
+    return eventually(attempt, timeout, interval=0.1, what="the vault to stop being busy")
 
 
 def recover(root: Path, *, client: str = "harness", timeout: float = 60.0) -> Any:
@@ -77,18 +96,7 @@ def recover(root: Path, *, client: str = "harness", timeout: float = 60.0) -> An
 
     Returns the open Vault; the caller closes it. Raises if the vault stays unusable.
     """
-    from vault_tool.engine.vault import Vault
-    from vault_tool.errors import VaultBusy
-
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            vault = Vault.open(root, client=client)
-            break
-        except VaultBusy:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
+    vault = open_when_free(root, client=client, timeout=timeout)
     try:
         vault.take_in_offline_changes()
     except BaseException:
@@ -106,8 +114,8 @@ def check_acks(vault: Any, acks: dict[str, Ack]) -> list[str]:
     order = {
         sha: n for n, sha in enumerate(git(root, "rev-list", "--first-parent", "HEAD").split())
     }
-    docs = {memory_id: vault.index.by_id(memory_id) for memory_id in acks}
-    current = vault.store.last_commits({d.path for d in docs.values() if d is not None})
+    docs = {memory_id: vault.find(memory_id) for memory_id in acks}
+    current = vault._store.last_commits({d.path for d in docs.values() if d is not None})
     for memory_id, ack in acks.items():
         doc = docs[memory_id]
         if ack.deleted:
@@ -163,7 +171,7 @@ def check_files(vault: Any, broken_on_purpose: set[str] = frozenset()) -> list[s
     from vault_tool.errors import UnparseableFile
 
     problems = []
-    for relpath, _ in vault.store.iter_memory_paths():
+    for relpath, _ in vault._store.iter_memory_paths():
         if relpath in broken_on_purpose:
             continue
         try:
@@ -190,9 +198,9 @@ def check_leftovers(root: Path) -> list[str]:
 
 def check_commits(root: Path, since: str | None) -> list[str]:
     """No commit since `since` holds a memory file that does not parse (a broken state)."""
+    from vault_tool.core.ids import is_memory_path
     from vault_tool.core.memory import parse
     from vault_tool.errors import UnparseableFile
-    from vault_tool.storage.store import is_memory_path
 
     span = f"{since}..HEAD" if since else "HEAD"
     out = git(
@@ -274,13 +282,13 @@ def _verify_by_hand(root: Path, allowed: set[str]) -> list[str]:
 
     problems = []
     with Vault.open(root, client="verify", catch_up=False) as vault:
-        head = vault.store.head_blobs()
-        states = vault.index.states()
-        on_disk = dict(vault.store.iter_memory_paths())
+        head = vault._store.head_blobs()
+        states = vault._index.states()
+        on_disk = dict(vault._store.iter_memory_paths())
         for path in sorted(set(on_disk) | set(states)):
             if path in allowed:
                 continue
-            data = vault.store.read_bytes(path)
+            data = vault._store.read_bytes(path)
             if data is None:
                 problems.append(f"verify: {path} indexed but missing")
                 continue
@@ -289,8 +297,8 @@ def _verify_by_hand(root: Path, allowed: set[str]) -> list[str]:
                 problems.append(f"verify: {path} differs from HEAD")
             if path not in states or states[path][2] != blob:
                 problems.append(f"verify: {path} index holds other bytes")
-            doc = vault.index.by_path(path)
-            if doc and doc.version_id != vault.store.last_commit(path):
+            doc = vault.at_path(path)
+            if doc and doc.version_id != vault._store.last_commit(path):
                 problems.append(f"verify: {path} indexed at a wrong version")
     return problems
 
@@ -299,7 +307,7 @@ def duplicate_ids(vault: Any) -> list[str]:
     """Ids used by more than one file."""
     seen: dict[str, str] = {}
     problems = []
-    with vault.index.searcher() as searcher:
+    with vault._index.searcher() as searcher:
         for fields in searcher.all_stored_fields():
             other = seen.setdefault(fields["memory_id"], fields["path"])
             if other != fields["path"]:

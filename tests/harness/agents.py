@@ -1,0 +1,295 @@
+"""The torture's MCP agents: each a `vault-tool serve` process driven by the official client.
+
+An agent creates, updates and deletes its own memories, reads the memories the other
+processes acknowledged (each must be visible at once, at its version or a later one) and
+searches; when its server is killed it connects to a new one. At the end it reads every
+acknowledged write and every hand note. Every thread reports to one Shared record.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.harness.consistency import Ack
+from tests.harness.writers import body, delta
+
+CALL_TIMEOUT = 60.0
+
+
+@dataclass
+class Shared:
+    """What every thread reports to: acknowledged writes, counts, problems."""
+
+    vault: Path
+    acks: dict[str, Ack] = field(default_factory=dict)
+    owners: dict[str, str] = field(default_factory=dict)
+    hand: dict[str, bytes] = field(default_factory=dict)
+    counts: Counter = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    work: threading.Event = field(default_factory=threading.Event)  # cleared: stop working
+    check: threading.Event = field(default_factory=threading.Event)  # set: final reads
+    done: threading.Event = field(default_factory=threading.Event)  # set: disconnect
+    in_flight: int = 0  # calls of the working phase not yet answered
+
+    def begin_call(self) -> bool:
+        """Count a working call about to start; False once the work has stopped."""
+        with self.lock:
+            if not self.work.is_set():
+                return False
+            self.in_flight += 1
+            return True
+
+    def end_call(self) -> None:
+        """A working call was answered (or its server died)."""
+        with self.lock:
+            self.in_flight -= 1
+
+    def settled(self) -> bool:
+        """The work has stopped and no call of it is still running (nothing more is acked)."""
+        with self.lock:
+            return not self.work.is_set() and self.in_flight == 0
+
+    def ack(self, owner: str, memory_id: str, version: str, revision: int, deleted: bool) -> None:
+        with self.lock:
+            self.acks[memory_id] = Ack(memory_id, version, revision, deleted)
+            self.owners[memory_id] = owner
+            self.counts["acknowledged_writes"] += 1
+
+    def problem(self, text: str) -> None:
+        with self.lock:
+            self.problems.append(text)
+            self.counts["problems"] += 1
+
+    def live(self, other_than: str | None = None) -> list[Ack]:
+        with self.lock:
+            return [
+                a
+                for a in self.acks.values()
+                if not a.deleted and self.owners[a.memory_id] != other_than
+            ]
+
+
+def env() -> dict[str, str]:
+    """The environment servers and the CLI run in (the caller's, as a host passes it)."""
+    return dict(os.environ)
+
+
+# --- the MCP clients ---------------------------------------------------------------------
+
+
+class Client:
+    """One server process and the SDK client that drives it, on its own thread."""
+
+    def __init__(self, name: str, shared: Shared, seed: int, scratch: Path) -> None:
+        self.name = name
+        self.shared = shared
+        self.rng = random.Random(seed)
+        self.scratch = scratch
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.connections = 0
+        self.n = 0
+
+    def start(self) -> Client:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        import anyio
+
+        anyio.run(self._main)
+
+    async def _main(self) -> None:
+        while not self.shared.done.is_set():
+            errlog = self.scratch / f"{self.name}-{self.connections}.stderr"
+            self.connections += 1
+            try:
+                await self._session(errlog)
+            except Exception as problem:  # the server was killed: connect to a new one
+                if not self.shared.work.is_set() and self.shared.check.is_set():
+                    self.shared.problem(f"{self.name}: lost its server in the final check")
+                with self.shared.lock:
+                    self.shared.counts["reconnects"] += 1
+                _ = problem
+
+    async def _session(self, errlog: Path) -> None:
+        import anyio
+        import mcp_types as types
+        from mcp.client.session import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "vault_tool", "serve", "--vault", str(self.shared.vault)],
+            env=env(),
+        )
+        with open(errlog, "w") as err:
+            async with (
+                stdio_client(params, errlog=err) as (read, write),
+                ClientSession(
+                    read, write, client_info=types.Implementation(name=self.name, version="1")
+                ) as session,
+            ):
+                with anyio.fail_after(CALL_TIMEOUT):
+                    await session.initialize()
+                while self.shared.begin_call():
+                    try:
+                        with anyio.fail_after(CALL_TIMEOUT):
+                            await self._one_call(session)
+                    finally:
+                        self.shared.end_call()
+                while not self.shared.check.is_set() and not self.shared.done.is_set():
+                    await anyio.sleep(0.05)
+                if not self.shared.done.is_set():
+                    await self._final_reads(session)
+                while not self.shared.done.is_set():
+                    await anyio.sleep(0.05)
+
+    async def _call(self, session: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await session.call_tool(tool, arguments)
+        with self.shared.lock:
+            self.shared.counts[f"calls_{tool}"] += 1
+        structured = result.structured_content or {}
+        if result.is_error:
+            code = structured.get("error", {}).get("code", "?")
+            with self.shared.lock:
+                self.shared.counts[f"errors_{code}"] += 1
+            return {"_error": code, **structured}
+        return structured
+
+    async def _one_call(self, session: Any) -> None:
+        self.n += 1
+        roll = self.rng.random()
+        mine = self.shared.live(other_than=None)
+        mine = [a for a in mine if self.shared.owners.get(a.memory_id) == self.name]
+        if roll < 0.3 or not mine:
+            title = f"{self.name} memory {self.n} {self.rng.randrange(10**6)}"
+            result = await self._call(
+                session,
+                "remember",
+                {
+                    "mode": "create",
+                    "content_md": body(title, 1, self.name),
+                    "semantic_delta": delta(title),
+                },
+            )
+            if "_error" in result:
+                self.shared.problem(f"{self.name}: create refused: {result}")
+                return
+            self.shared.ack(self.name, result["memory_id"], result["version_id"], 1, False)
+        elif roll < 0.5:
+            ack = self.rng.choice(mine)
+            current = await self._call(session, "search", {"memory_id": ack.memory_id})
+            if "_error" in current:
+                self.shared.problem(f"{self.name}: own memory {ack.memory_id} unreadable")
+                return
+            revision = ack.revision + 1
+            result = await self._call(
+                session,
+                "remember",
+                {
+                    "mode": "update",
+                    "memory_id": ack.memory_id,
+                    "expected_version_id": current["version_id"],
+                    "content_md": body(current["title"], revision, self.name),
+                    "semantic_delta": delta(current["title"]),
+                },
+            )
+            if "_error" in result:
+                self.shared.problem(f"{self.name}: update refused: {result['error']}")
+                return
+            self.shared.ack(self.name, ack.memory_id, result["version_id"], revision, False)
+        elif roll < 0.56:
+            ack = self.rng.choice(mine)
+            current = await self._call(session, "search", {"memory_id": ack.memory_id})
+            if "_error" in current:
+                return
+            result = await self._call(
+                session,
+                "remember",
+                {
+                    "mode": "delete",
+                    "memory_id": ack.memory_id,
+                    "expected_version_id": current["version_id"],
+                },
+            )
+            if "_error" in result:
+                self.shared.problem(f"{self.name}: delete refused: {result['error']}")
+                return
+            self.shared.ack(self.name, ack.memory_id, result["version_id"], 0, True)
+        elif roll < 0.85:
+            await self._read_another(session)
+        else:
+            others = self.shared.live(other_than=self.name)
+            query = self.rng.choice(others).memory_id if others else "billing"
+            result = await self._call(session, "search", {"query": f"Ana owns billing {query}"})
+            if "_error" in result:
+                self.shared.problem(f"{self.name}: search refused: {result['error']}")
+
+    async def _read_another(self, session: Any) -> None:
+        """Another process's acknowledged write must be visible here at once."""
+        others = self.shared.live(other_than=self.name)
+        if not others:
+            return
+        ack = self.rng.choice(others)
+        result = await self._call(session, "search", {"memory_id": ack.memory_id})
+        with self.shared.lock:
+            self.shared.counts["cross_reads"] += 1
+            still = self.shared.acks[ack.memory_id]
+        if "_error" in result:
+            if not still.deleted:  # deleted by its owner meanwhile: not a miss
+                self.shared.problem(f"{self.name}: cannot see {ack.memory_id}: {result['error']}")
+            return
+        if not _at_or_after(self.shared.vault, ack.version, result["version_id"]):
+            self.shared.problem(
+                f"{self.name}: sees {ack.memory_id} at {result['version_id'][:10]}, "
+                f"older than the acknowledged {ack.version[:10]}"
+            )
+
+    async def _final_reads(self, session: Any) -> None:
+        """Every acknowledged write of every process, and every hand note, is visible here."""
+        with self.shared.lock:
+            acks = list(self.shared.acks.values())
+            notes = list(self.shared.hand)
+        for ack in acks:
+            result = await self._call(session, "search", {"memory_id": ack.memory_id})
+            with self.shared.lock:
+                self.shared.counts["final_reads"] += 1
+            if ack.deleted:
+                if "_error" not in result:
+                    self.shared.problem(f"{self.name}: still sees deleted {ack.memory_id}")
+            elif "_error" in result:
+                self.shared.problem(f"{self.name}: final read of {ack.memory_id} failed")
+            elif not _at_or_after(self.shared.vault, ack.version, result["version_id"]):
+                self.shared.problem(f"{self.name}: {ack.memory_id} older than acknowledged")
+        for path in notes:
+            result = await self._call(session, "search", {"memory_id": path[:-3]})
+            with self.shared.lock:
+                self.shared.counts["final_reads"] += 1
+            if "_error" in result:
+                self.shared.problem(f"{self.name}: cannot see the hand note {path}")
+            elif result["content_md"].encode() != _body_of(self.shared.hand[path]):
+                self.shared.problem(f"{self.name}: sees an old version of the hand note {path}")
+
+
+def _body_of(data: bytes) -> bytes:
+    from vault_tool.core.memory import normalize_body
+
+    return normalize_body(data.decode()).encode()
+
+
+def _at_or_after(vault: Path, acknowledged: str, seen: str) -> bool:
+    if acknowledged == seen:
+        return True
+    done = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", acknowledged, seen], cwd=vault, capture_output=True
+    )
+    return done.returncode == 0

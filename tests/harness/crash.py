@@ -1,0 +1,372 @@
+"""Crash harness: kill writers with SIGKILL at random moments, reopen, check nothing was lost.
+
+    python -m tests.harness.crash [--cycles 300] [--seed 1] [--vault DIR] [--json OUT]
+
+Each cycle starts one process that changes the vault, lets it work for a random moment,
+and kills it with SIGKILL: sometimes the process alone (its git children live on and
+finish), sometimes its whole process group (git dies mid-commit too, leaving a torn
+`.git/index.lock`, a staged index, or a renamed but uncommitted file for Repair). The
+processes, in turn:
+
+  writer   the engine in a loop: single creates, batches of 2-5, updates and deletes
+  server   `vault-tool serve` driven over stdio by raw JSON-RPC: creates, updates, deletes
+  cli      `vault-tool remember FILE`, one process per create or update
+  watcher  `vault-tool watch` committing hand edits a person makes meanwhile (edits
+           in place and by rename, new notes, deletions, files broken on purpose)
+
+(writers.py holds the writer and the server's driver, person.py the person.)
+
+After each kill the harness does what the next process would (open, repair, take in
+offline changes) and counts: acknowledged writes, lost writes (missing, or older than
+acknowledged), half-written files (a memory file that does not parse), broken commits (a
+commit holding a file that does not parse), leftover temp files / journals / index.lock,
+`git fsck --strict` failures, a dirty `git status`, and `vault-tool verify` issues.
+
+The short CI version is tests/reliability/test_crash_short.py, which calls run().
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.harness import consistency
+from tests.harness.consistency import Ack
+from tests.harness.person import Person
+from tests.harness.writers import body, delta, drive_server
+
+# The writer runs as `python -m tests.harness.writers` from here.
+ROOT = Path(__file__).resolve().parents[2]
+
+SCENARIOS = ("writer", "server", "cli", "watcher")
+WEIGHTS = (4, 2, 1, 3)
+COUNTERS = (
+    "cycles",
+    "acknowledged_writes",
+    "hand_edits",
+    "lost_writes",
+    "half_written_files",
+    "broken_commits",
+    "leftovers",
+    "fsck_failures",
+    "status_dirty",
+    "verify_failures",
+    "overwritten_hand_edits",
+    "recovery_errors",
+)
+
+
+@dataclass
+class Report:
+    """Counts over all cycles, and the first problems seen (for a person to read)."""
+
+    counts: Counter = field(default_factory=Counter)
+    scenarios: Counter = field(default_factory=Counter)
+    kills: Counter = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def failures(self) -> int:
+        return sum(self.counts[k] for k in COUNTERS[4:]) + self.counts["lost_writes"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "counts": {k: self.counts[k] for k in COUNTERS},
+            "scenarios": dict(self.scenarios),
+            "kills": dict(self.kills),
+            "problems": self.problems[:50],
+            "seconds": round(self.seconds, 1),
+        }
+
+
+# --- the harness ---------------------------------------------------------------------------
+
+
+class Harness:
+    """One vault, the acknowledged state of its memories, and the cycles run on it."""
+
+    def __init__(
+        self,
+        vault: Path,
+        seed: int,
+        *,
+        max_run: float = 1.2,
+        log: Any = None,
+        progress: bool = False,
+    ) -> None:
+        self.vault = vault
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.max_run = max_run
+        self.acks: dict[str, Ack] = {}
+        self.person = Person(vault, self.rng)
+        self.report = Report()
+        self.log = log or (lambda text: None)
+        self.progress = progress
+        self.env = os.environ.copy()
+        self.scratch = Path(tempfile.mkdtemp(prefix="crash-harness-"))
+
+    def live_ids(self) -> list[str]:
+        return [a.memory_id for a in self.acks.values() if not a.deleted]
+
+    def run(self, cycles: int, plan: list[tuple[str, bool]] | None = None) -> Report:
+        """Run cycles: random (scenario, kill the group?) pairs, or the ones planned."""
+        started = time.monotonic()
+        for n in range(cycles):
+            if plan:
+                scenario, group = plan[n % len(plan)]
+            else:
+                scenario = self.rng.choices(SCENARIOS, WEIGHTS)[0]
+                group = self.rng.random() < 0.5
+            self.cycle(n, scenario, group)
+            if self.progress and (n + 1) % 10 == 0:
+                counts = self.report.counts
+                self.log(
+                    f"{n + 1} cycles, {counts['acknowledged_writes']} acknowledged writes, "
+                    f"{self.report.failures} failures, {time.monotonic() - started:.0f} s"
+                )
+        self.report.seconds = time.monotonic() - started
+        return self.report
+
+    def cycle(self, n: int, scenario: str, group: bool) -> None:
+        before = consistency.git(self.vault, "rev-parse", "HEAD")
+        tag = f"c{n}s{self.seed}"
+        getattr(self, f"_run_{scenario}")(tag, group)
+        self.report.scenarios[scenario] += 1
+        self.report.kills["group" if group else "process"] += 1
+        self.report.counts["cycles"] += 1
+        self.check(n, scenario, before)
+
+    # --- scenarios --------------------------------------------------------------------
+
+    def _spawn(self, argv: list[str], **options: Any) -> subprocess.Popen:
+        return subprocess.Popen(argv, env=self.env, start_new_session=True, text=True, **options)
+
+    def _kill(self, process: subprocess.Popen, group: bool) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            if group:
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+
+    def _record(self, kind: str, memory_id: str, version: str, revision: int) -> None:
+        self.acks[memory_id] = Ack(memory_id, version, revision, deleted=kind == "delete")
+        self.report.counts["acknowledged_writes"] += 1
+
+    def _run_writer(self, tag: str, group: bool) -> None:
+        live = self.scratch / f"{tag}.json"
+        live.write_text(json.dumps(self.live_ids()))
+        process = self._spawn(
+            [
+                sys.executable,
+                "-m",
+                "tests.harness.writers",
+                str(self.vault.resolve()),
+                tag,
+                str(self.rng.randrange(10**9)),
+                str(live),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+        )
+        ready = threading.Event()
+        acks: list[dict[str, Any]] = []
+        reader = threading.Thread(target=_read_lines, args=(process.stdout, acks, ready))
+        reader.start()
+        ready.wait(30)
+        time.sleep(self.rng.uniform(0.02, self.max_run))
+        self._kill(process, group)
+        reader.join(10)
+        for ack in acks:
+            self._record(ack["kind"], ack["id"], ack["version"], ack["revision"])
+
+    def _run_server(self, tag: str, group: bool) -> None:
+        process = self._spawn(
+            [sys.executable, "-m", "vault_tool", "serve", "--vault", str(self.vault)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        stop = threading.Event()
+        acks: list[dict[str, Any]] = []
+        driver = threading.Thread(
+            target=drive_server,
+            args=(process, tag, self.live_ids(), self.rng.randrange(10**9), acks, stop),
+        )
+        driver.start()
+        # The server answers initialize at once; let it work for a random moment.
+        time.sleep(self.rng.uniform(0.3, 0.5 + 2 * self.max_run))
+        stop.set()
+        self._kill(process, group)
+        driver.join(10)
+        for ack in acks:
+            self._record(ack["kind"], ack["id"], ack["version"], ack["revision"])
+
+    def _run_cli(self, tag: str, group: bool) -> None:
+        deadline = time.monotonic() + self.rng.uniform(0.5, 1.5 + 2 * self.max_run)
+        n = 0
+        while True:
+            n += 1
+            live = self.live_ids()
+            update = live and self.rng.random() < 0.4
+            source = self.scratch / f"{tag}-{n}.md"
+            if update:
+                memory_id = self.rng.choice(live)
+                revision = self.acks[memory_id].revision + 1
+                title = f"CLI update {tag} {n}"
+                front = {"id": memory_id, **delta(title)}
+            else:
+                memory_id, revision, title = "", 1, f"CLI {tag} memory {n}"
+                front = delta(title)
+            source.write_text(_front_matter(front) + body(title, revision, tag))
+            process = self._spawn(
+                [
+                    sys.executable,
+                    "-m",
+                    "vault_tool",
+                    "remember",
+                    str(source),
+                    "--json",
+                    "--vault",
+                    str(self.vault),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            left = deadline - time.monotonic()
+            try:
+                out, _ = process.communicate(timeout=max(left, 0.01))
+            except subprocess.TimeoutExpired:
+                self._kill(process, group)
+                process.communicate()
+                return
+            if process.returncode == 0:
+                result = json.loads(out)
+                self._record("write", result["memory_id"], result["version_id"], revision)
+
+    def _run_watcher(self, tag: str, group: bool) -> None:
+        process = self._spawn(
+            [sys.executable, "-m", "vault_tool", "watch", "--vault", str(self.vault)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        leader = self.vault / ".vault" / "run" / "leader.json"
+
+        def leads() -> bool:
+            with contextlib.suppress(OSError, ValueError):
+                return json.loads(leader.read_text())["pid"] == process.pid
+            return False
+
+        # A watcher that never leads is killed all the same; the checks then judge the vault.
+        consistency.within(leads, timeout=20)
+        try:
+            until = time.monotonic() + self.rng.uniform(0.1, 1.0 + self.max_run)
+            while time.monotonic() < until:
+                if self.person.edit(tag, [a for a in self.acks.values() if not a.deleted]):
+                    self.report.counts["hand_edits"] += 1
+                time.sleep(self.rng.uniform(0.0, 0.4))
+        finally:
+            self._kill(process, group)
+
+    # --- after each kill --------------------------------------------------------------
+
+    def check(self, n: int, scenario: str, before: str) -> None:
+        counts = self.report.counts
+
+        def note(counter: str, problems: list[str]) -> None:
+            counts[counter] += len(problems)
+            for problem in problems:
+                self.report.problems.append(f"cycle {n} ({scenario}): {problem}")
+                self.log(f"  cycle {n} ({scenario}): {counter}: {problem}")
+
+        if not consistency.wait_for_git(self.vault):
+            note("recovery_errors", ["a git process outlived its killed parent for 15 s"])
+        try:
+            vault = consistency.recover(self.vault)
+        except Exception as problem:  # counted and shown: the harness goes on
+            note("recovery_errors", [f"reopening failed: {type(problem).__name__}: {problem}"])
+            return
+        try:
+            note("lost_writes", consistency.check_acks(vault, self.acks))
+            note("half_written_files", consistency.check_files(vault, self.person.broken))
+            reported = vault.problems()
+            note(
+                "verify_failures",
+                [
+                    f"{p} is broken but not reported by problems()"
+                    for p in self.person.broken
+                    if (self.vault / p).exists() and p not in reported
+                ],
+            )
+        finally:
+            vault.close()
+        note("overwritten_hand_edits", self.person.lost_edits())
+        note("broken_commits", consistency.check_commits(self.vault, before))
+        self.person.remove_broken()
+        note("leftovers", consistency.check_leftovers(self.vault))
+        fsck, status = consistency.check_git(self.vault)
+        note("fsck_failures", fsck)
+        note("status_dirty", status)
+        note("verify_failures", consistency.check_verify(self.vault))
+
+
+def _front_matter(values: dict[str, Any]) -> str:
+    import yaml
+
+    return "---\n" + yaml.safe_dump(values, sort_keys=False, allow_unicode=True) + "---\n"
+
+
+def _read_lines(stream: Any, acks: list[dict[str, Any]], ready: threading.Event) -> None:
+    for line in stream:
+        if line == "READY\n":
+            ready.set()
+        elif line.startswith("ACK ") and line.endswith("\n"):
+            acks.append(json.loads(line[4:]))
+    ready.set()
+
+
+def run(vault: Path, cycles: int, seed: int = 1, **options: Any) -> Report:
+    """Run cycles on an existing vault; the counts. plan=[(scenario, group), ...] fixes them."""
+    plan = options.pop("plan", None)
+    return Harness(vault, seed, **options).run(cycles, plan)
+
+
+def main() -> None:
+    """The long run, from the command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cycles", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--vault", type=Path, help="where to make the vault [a temp folder]")
+    parser.add_argument("--json", type=Path, help="write the report here as JSON")
+    args = parser.parse_args()
+    from vault_tool.storage.store import Store
+
+    vault = args.vault or Path(tempfile.mkdtemp(prefix="crash-vault-")) / "vault"
+    Store.init(vault).close()
+    harness = Harness(vault, args.seed, log=lambda text: print(text, flush=True), progress=True)
+    harness.run(args.cycles)
+    result = harness.report.to_dict()
+    print(json.dumps(result, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    sys.exit(1 if harness.report.failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""What every command shares: the --vault and --json options, opening the vault, printing.
+
+Whether --json was given lives in click's context (its `meta`, shared by the root context
+and every command's), never in a module global, so runs in one process cannot leak into
+each other. Commands import this module, never `cli/app.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from vault_tool.errors import VaultError
+
+_JSON_KEY = "vault_tool.json"
+
+
+def _note_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[_JSON_KEY] = True
+    return value
+
+
+def json_requested(ctx: click.Context | None = None) -> bool:
+    """True when the running command was given --json (False outside a command)."""
+    ctx = ctx or click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(_JSON_KEY))
+
+
+def vault_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--vault and --json, which every command takes."""
+    command = click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        callback=_note_json,
+        help="Print JSON for scripts instead of text.",
+    )(command)
+    return click.option(
+        "--vault",
+        "vault_path",
+        metavar="PATH",
+        help="The vault folder [default: $VAULT_TOOL_VAULT, else the current folder].",
+    )(command)
+
+
+@contextlib.contextmanager
+def open_vault(vault_path: str | None, *, catch_up: bool = True) -> Iterator[Any]:
+    """Open the vault a command works on; close it (and git's helpers) afterwards."""
+    from vault_tool.engine.vault import Vault
+    from vault_tool.storage.config import resolve_vault_path
+
+    vault = Vault.open(resolve_vault_path(vault_path), client="cli", catch_up=False)
+    try:
+        # A running leader keeps the index in step; without one, catch up first.
+        if catch_up and vault.leader() is None:
+            vault.catch_up(progress=progress_callback("Indexing changed files"))
+        yield vault
+    finally:
+        vault.close()
+
+
+def emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
+    """Print data as JSON, or call render(console) for people."""
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        render(console())
+
+
+def console(stderr: bool = False) -> Any:
+    """A rich console (imported on first use)."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def progress_callback(label: str) -> Callable[[int, int], None] | None:
+    """A progress bar on stderr for long work, when a person is watching and not in --json."""
+    if json_requested() or not sys.stderr.isatty():
+        return None
+    from rich.progress import Progress
+
+    bar: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if "progress" not in bar:
+            bar["progress"] = Progress(console=console(stderr=True), transient=True)
+            bar["progress"].start()
+            bar["task"] = bar["progress"].add_task(label, total=total)
+        bar["progress"].update(bar["task"], completed=done, total=total)
+        if done >= total:
+            bar["progress"].stop()
+            bar.clear()
+
+    return update
+
+
+def report_error(problem: VaultError, as_json: bool) -> None:
+    """An error as JSON on stdout (--json) or as two readable lines on stderr."""
+    if as_json:
+        click.echo(json.dumps(problem.to_dict(), indent=2, ensure_ascii=False))
+        return
+    click.secho(f"error: {problem.message}", fg="red", err=True)
+    if problem.hint:
+        click.echo(f"  fix: {problem.hint}", err=True)

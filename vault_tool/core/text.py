@@ -1,0 +1,114 @@
+"""Text analysis shared by indexing, ranking and entity resolution: words, names, glosses.
+
+One analyser for the index and for queries, so a query word and an indexed word are
+compared after the same lowercasing, accent folding, stop words and stemming. Whoosh's
+analysis module is pure text processing; it is imported only when text is first analysed.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import cache, lru_cache
+from typing import Any
+
+# Whoosh's English stop words, plus the words questions are made of: agents ask "who
+# owns ...", "how do we ...", and those words say nothing about which memory is meant.
+QUESTION_WORDS = frozenset(
+    [
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "which",
+        "where",
+        "when",
+        "why",
+        "how",
+        "do",
+        "does",
+        "did",
+        "done",
+        "is",
+        "was",
+        "were",
+        "be",
+        "been",
+        "am",
+        "i",
+        "me",
+        "my",
+        "our",
+        "ours",
+        "there",
+        "their",
+        "they",
+        "them",
+        "about",
+        "into",
+        "than",
+        "then",
+        "these",
+        "those",
+        "has",
+        "had",
+        "its",
+        "should",
+        "would",
+        "could",
+    ]
+)
+
+
+def text_analyzer() -> Any:
+    """Words, lowercased, accents folded, stop words dropped, stemmed."""
+    from whoosh.analysis import (
+        STOP_WORDS,
+        CharsetFilter,
+        LowercaseFilter,
+        RegexTokenizer,
+        StemFilter,
+        StopFilter,
+    )
+    from whoosh.support.charset import accent_map
+
+    return (
+        RegexTokenizer()
+        | LowercaseFilter()
+        | CharsetFilter(accent_map)
+        | StopFilter(stoplist=STOP_WORDS | QUESTION_WORDS, minsize=1)
+        | StemFilter(cachesize=50000)
+    )
+
+
+def normalize_name(name: str) -> str:
+    """Case- and accent-insensitive name with single spaces: 'José  Díaz' -> 'jose diaz'."""
+    folded = unicodedata.normalize("NFKD", name.casefold())
+    return " ".join("".join(c for c in folded if not unicodedata.combining(c)).split())
+
+
+def gloss_words(gloss: str) -> frozenset[str]:
+    """The content words of a gloss, stemmed and accent-folded (stop words dropped)."""
+    return _gloss_words(gloss)
+
+
+@cache
+def _gloss_words(gloss: str) -> frozenset[str]:
+    return frozenset(t.text for t in _analyzer()(gloss))
+
+
+def query_words(text: str) -> list[str]:
+    """The analysed words of a query (stemmed, accent-folded, stop words dropped)."""
+    return list(analysed_words(text))
+
+
+@lru_cache(maxsize=4096)
+def analysed_words(text: str) -> tuple[str, ...]:
+    """The distinct analysed words of a text, in order of first use (cached)."""
+    # Cached: feedback compares every search with the queries operators judged, and the
+    # facts of every candidate are analysed again query after query.
+    return tuple(dict.fromkeys(token.text for token in text_analyzer()(text)))
+
+
+@cache
+def _analyzer() -> Any:
+    return text_analyzer()

@@ -1,0 +1,64 @@
+"""Times as the vault writes and reads them, and the days a fact holds on. Pure: no I/O.
+
+Files and calls carry dates (YYYY-MM-DD) or ISO times; the tool writes YYYY-MM-DDTHH:MM:SSZ.
+A fact's valid time is a pair of days, compared as strings (ISO days sort as they date).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+# A day (2024-03-15) or a month (2024-03) in a query.
+_DATE = re.compile(r"\b(\d{4}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)\b")
+
+
+def utc_now() -> str:
+    """Now, as the tool writes times: YYYY-MM-DDTHH:MM:SSZ."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: str) -> datetime:
+    """A date or ISO time from a file or a call -> aware UTC datetime. Raises ValueError."""
+    text = value.strip().replace(" ", "T", 1)
+    if len(text) == 10:
+        parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
+    else:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def normalize_timestamp(value: str) -> str:
+    """A date or ISO time -> YYYY-MM-DDTHH:MM:SSZ."""
+    return parse_time(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def end_of(value: str) -> datetime:
+    """The last second a date or time names: a date means the whole day. Raises ValueError."""
+    moment = parse_time(value)
+    if len(value.strip()) == 10:
+        moment += timedelta(days=1, seconds=-1)
+    return moment
+
+
+def query_dates(text: str) -> list[str]:
+    """The days (YYYY-MM-DD) and months (YYYY-MM) a query names."""
+    return _DATE.findall(text)
+
+
+def valid_on(fact: dict[str, Any], day: str) -> bool:
+    """Whether a fact holds on day (YYYY-MM-DD) by its valid_from / valid_until."""
+    return fact.get("valid_from", "") <= day and (
+        not fact.get("valid_until") or day <= fact["valid_until"]
+    )
+
+
+def holds_in(fact: dict[str, Any], day_or_month: str) -> bool:
+    """Whether a fact holds on a day (YYYY-MM-DD), or on some day of a month (YYYY-MM)."""
+    if len(day_or_month) == 10:
+        return valid_on(fact, day_or_month)
+    # A month: the fact holds on some day of it if it holds on the later of the month's
+    # first day and the fact's own first day, and that day is still in the month.
+    day = max(fact.get("valid_from") or "", f"{day_or_month}-01")
+    return day <= f"{day_or_month}-31" and valid_on(fact, day)

@@ -1,0 +1,108 @@
+"""What ranking reads of the index for its candidates, cheaply, once per index generation.
+
+A candidate's stored fields cost ~100 us to read (the whole record is unpickled); a query
+considers up to a few hundred candidates and returns five. So the few fields ranking needs
+for every candidate come from columns and per-reader lookups, and the rest is read only
+for the hits that are returned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vault_tool.search import postings
+from vault_tool.search.postings import per_reader
+
+
+class Stored(dict):
+    """A document's stored fields, unpickled only when a field beyond the few that ranking
+    needs for every candidate (id, path, pinned, mentions) is asked for."""
+
+    @classmethod
+    def of(cls, searcher: Any, docnum: int) -> Stored:
+        """The cheap fields of a document now, the others on first use."""
+        columns = postings.columns(searcher)
+        stored = cls(
+            memory_id=columns["memory_id"][docnum],
+            path=columns["path"][docnum],
+            pinned=docnum in pinned(searcher),
+            mentions=mentions(searcher, docnum),
+        )
+        stored._source = (searcher, docnum)
+        return stored
+
+    def _load(self) -> None:
+        source = self.__dict__.pop("_source", None)
+        if source is not None:
+            searcher, docnum = source
+            self.update(searcher.stored_fields(docnum))
+
+    def __missing__(self, key: str) -> Any:
+        if "_source" not in self.__dict__:
+            raise KeyError(key)
+        self._load()
+        return self[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """dict.get, reading the stored fields first when key is not one of the cheap ones."""
+        if key not in self:
+            self._load()
+        return super().get(key, default)
+
+
+def mentions(searcher: Any, docnum: int) -> list[list[str]]:
+    """A document's entity mentions, read once per reader (an index generation)."""
+    cache = per_reader(searcher.reader(), "mentions", dict)
+    if docnum not in cache:
+        cache[docnum] = searcher.stored_fields(docnum)["mentions"]
+    return cache[docnum]
+
+
+def pinned(searcher: Any) -> frozenset[int]:
+    """Docnums of pinned memories, per reader."""
+    from whoosh import query as q
+
+    return per_reader(
+        searcher.reader(),
+        "pinned",
+        lambda: frozenset(searcher.docs_for_query(q.Term("pinned", True))),
+    )
+
+
+def hidden_parts(searcher: Any) -> tuple[set[int], list[tuple[int, int]]]:
+    """Dismissed docnums, and (docnum, expiry) of memories that expire: cached per reader."""
+    from whoosh import query as q
+
+    def read() -> tuple[set[int], list[tuple[int, int]]]:
+        dismissed = set(searcher.docs_for_query(q.Term("status", "dismissed")))
+        expiring = [
+            (docnum, searcher.stored_fields(docnum)["expires_ts"])
+            for docnum in searcher.docs_for_query(q.NumericRange("expires_ts", 1, None))
+        ]
+        return dismissed, expiring
+
+    return per_reader(searcher.reader(), "hidden", read)
+
+
+def replacing(searcher: Any, memory_id: str) -> list[int]:
+    """Docnums of the memories that list memory_id in supersedes, kept per reader.
+
+    Plain postings, remembered: following whole chains looks up several per hit, and the
+    same chains come back query after query.
+    """
+    cache = per_reader(searcher.reader(), "replacing", dict)
+    if memory_id not in cache:
+        cache[memory_id] = postings.docnums_with(searcher, "supersedes", memory_id)
+    return cache[memory_id]
+
+
+def superseded_ids(searcher: Any) -> frozenset[str]:
+    """Ids that some memory lists in supersedes (cached per index generation)."""
+    return per_reader(
+        searcher.reader(),
+        "superseded",
+        lambda: frozenset(
+            t.decode() if isinstance(t, bytes) else t
+            for t in searcher.reader().lexicon("supersedes")
+        ),
+    )

@@ -1,0 +1,127 @@
+"""Who else works in the vault: git processes, holders of its lock files, the watcher's leader.
+
+Everything here only looks (at /proc, at flocks tried without waiting, at the leader's
+heartbeat file): the commit protocol asks before it takes over a lock a killed git left,
+and verify and doctor ask to say who holds what.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+# How often the leading watcher rewrites its heartbeat; three missed beats and it counts as gone.
+HEARTBEAT_SECONDS = 1.0
+
+
+def git_processes(root: Path) -> list[int]:
+    """Pids of git processes working in the vault that may hold its locks ([0]: cannot tell).
+
+    A git started elsewhere with -C, --git-dir or --work-tree names the vault on its
+    command line. GitPython's `git cat-file --batch` helpers (alive as long as a server
+    runs) only read objects and never take a lock, so they do not count.
+    """
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return [0]  # cannot tell: assume one lives
+    found = []
+    for pid_dir in proc.iterdir():
+        if not pid_dir.name.isdigit():
+            continue
+        try:
+            if not (pid_dir / "comm").read_text().strip().startswith("git"):
+                continue
+            argv = (pid_dir / "cmdline").read_bytes().split(b"\0")
+            if b"cat-file" in argv:
+                continue
+            # The command line first: another user's cwd cannot be read, their argv can.
+            if any(os.fsencode(root) in arg for arg in argv) or _works_in(pid_dir, root):
+                found.append(int(pid_dir.name))
+        except OSError:
+            continue
+    return found
+
+
+def _works_in(pid_dir: Path, root: Path) -> bool:
+    cwd = Path(os.readlink(pid_dir / "cwd"))
+    return cwd == root or root in cwd.parents
+
+
+def flock_held(path: Path) -> bool:
+    """Whether another open file holds an flock on path (tried without waiting)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False  # no lock file: nobody ever locked it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def flock_holder(path: Path) -> int | None:
+    """The pid that holds an flock on path, from /proc/locks (Linux); None if none shows."""
+    try:
+        st = path.stat()
+        locks = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    wanted = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in locks.splitlines():
+        parts = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 12345 fe:00:2146339 0 EOF"; blocked waiters have "->".
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == wanted:
+            with contextlib.suppress(ValueError):
+                return int(parts[4])
+    return None
+
+
+def alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def command_of(pid: int) -> str:
+    """A process's command line on one line (at most 120 characters), for messages."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return "unknown command"
+    return re.sub(r"\s+", " ", raw.replace(b"\0", b" ").decode("utf-8", "replace")).strip()[:120]
+
+
+def leader_record(run_dir: Path) -> dict[str, Any] | None:
+    """The last heartbeat record the watcher's leader wrote, live or not; None if none."""
+    try:
+        info = json.loads((run_dir / "leader.json").read_text())
+        int(info["pid"])
+        float(info.get("heartbeat", 0))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return info
+
+
+def live_leader(run_dir: Path) -> dict[str, Any] | None:
+    """The leader's heartbeat record if a live process leads this vault's watching."""
+    info = leader_record(run_dir)
+    if info is None or not alive(int(info["pid"])):
+        return None
+    fresh = time.time() - float(info.get("heartbeat", 0)) < 3 * HEARTBEAT_SECONDS
+    return info if fresh else None
