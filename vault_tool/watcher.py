@@ -99,6 +99,8 @@ class Watcher:
         self._mutex = threading.Lock()
         self._lock_fd: int | None = None
         self._observer: Any = None
+        self._handler: Any = None
+        self._folders: dict[str, Any] = {}  # top-level folder -> its recursive watch
         self._thread: threading.Thread | None = None
 
     def start(self) -> Watcher:
@@ -191,8 +193,34 @@ class Watcher:
         if not any(isinstance(f, _StopRace) for f in inotify_log.filters):
             inotify_log.addFilter(_StopRace())
         self._observer = Observer()
-        self._observer.schedule(Handler(), str(self.root), recursive=True)
+        self._handler = Handler()
+        # The top level alone, then each visible folder with all below it: never .git or
+        # .vault, whose every write (objects, refs, index segments) would wake us for nothing.
+        self._observer.schedule(self._handler, str(self.root), recursive=False)
         self._observer.start()
+        # Listed once the top level is watched: a folder made meanwhile has an event too.
+        for entry in os.scandir(self.root):
+            if entry.is_dir(follow_symlinks=False):
+                self._watch_folder(entry.name)
+
+    def _watch_folder(self, name: str) -> None:
+        """Watch a top-level folder and everything below it (hidden ones are not memories).
+
+        Called from the observer's thread and from ours; watchdog keeps one watch per path,
+        so the two finding the same new folder at once schedule it once.
+        """
+        if name.startswith("."):
+            return
+        with contextlib.suppress(OSError):  # gone again already: its deletion says so
+            self._folders[name] = self._observer.schedule(
+                self._handler, str(self.root / name), recursive=True
+            )
+
+    def _unwatch_folder(self, name: str) -> None:
+        watch = self._folders.pop(name, None)
+        if watch is not None:
+            with contextlib.suppress(KeyError, OSError):
+                self._observer.unschedule(watch)
 
     def _stop_observer(self) -> None:
         if self._observer is not None:
@@ -200,6 +228,7 @@ class Watcher:
             with contextlib.suppress(RuntimeError):
                 self._observer.join(2.0)
             self._observer = None
+            self._folders.clear()
 
     def _on_event(self, event: Any) -> None:
         if event.event_type in ("opened", "closed_no_write"):
@@ -214,6 +243,8 @@ class Watcher:
                 continue
             if rel.startswith((".git/", ".vault/")) or rel in (".git", ".vault"):
                 continue
+            if event.is_directory and "/" not in rel:
+                self._top_level_folder_changed(event, raw, rel)
             with self._mutex:
                 if event.is_directory:
                     # A folder moved or deleted as a whole: its files get no events of their
@@ -222,6 +253,16 @@ class Watcher:
                         self._rescan = True
                 elif is_memory_path(rel):
                     self._pending.note(rel)
+
+    def _top_level_folder_changed(self, event: Any, raw: Any, rel: str) -> None:
+        """Keep one recursive watch per top-level folder as folders come, go and move."""
+        if raw == event.src_path and event.event_type in ("deleted", "moved"):
+            self._unwatch_folder(rel)
+        elif event.event_type in ("created", "moved"):
+            self._watch_folder(rel)
+            # What was written into it before its watch began had no event: look once.
+            with self._mutex:
+                self._rescan = True
 
     def _flush(self) -> None:
         with self._mutex:

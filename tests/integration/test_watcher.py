@@ -226,3 +226,40 @@ def test_the_tools_own_writes_are_settled_so_the_watcher_skips_them(vault: Vault
     fifo.parent.mkdir()
     os.mkfifo(fifo)
     assert not vault.settled("notes/pipe.md")  # and did not block reading it
+
+
+def test_a_new_top_level_folder_is_watched_even_for_files_written_at_once(watched, vault_path):
+    # The folder and its nested file appear before the folder's own watch can begin.
+    deep = vault_path / "projects" / "2026" / "q4" / "kiwi.md"
+    deep.parent.mkdir(parents=True)
+    deep.write_text(NOTE.format(title="Kiwis cannot fly", body="Small wings, no keel."))
+    eventually(lambda: titles(watched, "kiwis keel") == ["Kiwis cannot fly"])
+    deep.write_text(NOTE.format(title="Kiwis cannot fly", body="They hunt worms at night."))
+    eventually(lambda: titles(watched, "worms night") == ["Kiwis cannot fly"])
+
+
+def test_a_renamed_top_level_folder_keeps_being_watched_under_its_new_name(watched, vault_path):
+    note = vault_path / "birds" / "tui.md"
+    note.parent.mkdir()
+    note.write_text(NOTE.format(title="Tui mimic sounds", body="Two voice boxes."))
+    eventually(lambda: titles(watched, "voice boxes") == ["Tui mimic sounds"])
+    os.rename(vault_path / "birds", vault_path / "songbirds")
+    eventually(lambda: watched.at_path("songbirds/tui.md") is not None)
+    (vault_path / "songbirds" / "tui.md").write_text(
+        NOTE.format(title="Tui mimic sounds", body="They copy car alarms.")
+    )
+    eventually(lambda: titles(watched, "car alarms") == ["Tui mimic sounds"])
+    assert watched.at_path("birds/tui.md") is None
+
+
+def test_git_and_vault_internals_are_not_watched(vault, vault_path):
+    # Every write touches .git (objects, refs) and .vault (index segments); watching them
+    # cost each write more CPU in the watcher than the write itself.
+    (vault_path / "notes").mkdir()
+    watcher = Watcher(vault).start()
+    assert watcher.ready.wait(10)
+    try:
+        watched_paths = {Path(e.watch.path) for e in watcher._observer.emitters}
+    finally:
+        watcher.stop()
+    assert watched_paths == {vault_path, vault_path / "notes"}
