@@ -93,6 +93,9 @@ def free_port() -> int:
 class HttpServer:
     """A `vault-tool serve --http` subprocess and its URL."""
 
+    # How long the server may take to listen (a bound on a wait, not a speed).
+    start_timeout = 15.0
+
     def __init__(self, vault: Path, *options: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
@@ -104,7 +107,12 @@ class HttpServer:
             stderr=subprocess.PIPE,
             env=server_env(),
         )
-        eventually(self._listening, timeout=15, interval=0.05, what="the HTTP server to listen")
+        eventually(
+            self._listening,
+            timeout=self.start_timeout,
+            interval=0.05,
+            what="the HTTP server to listen",
+        )
 
     def _listening(self) -> bool:
         if self.process.poll() is not None:

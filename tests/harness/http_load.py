@@ -20,11 +20,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,7 +31,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import eventually
+from tests.e2e.mcp_client import HttpServer
 
 TOKEN = "load-token-" + "0123456789abcdef"
 PROTOCOL = "2025-11-25"
@@ -66,43 +63,13 @@ def summary(values: list[float]) -> dict[str, float]:
     }
 
 
-class Server:
+class Server(HttpServer):
     """A `vault-tool serve --http` subprocess with a token and a rate limit."""
 
-    def __init__(self, vault: Path, rate_limit: int) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "vault_tool",
-                "serve",
-                "--http",
-                "--port",
-                str(self.port),
-                "--vault",
-                str(vault),
-                "--token",
-                TOKEN,
-                "--rate-limit",
-                str(rate_limit),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env=dict(os.environ),
-        )
-        eventually(self._listening, timeout=20, interval=0.05, what="the HTTP server to listen")
+    start_timeout = 20.0
 
-    def _listening(self) -> bool:
-        if self.process.poll() is not None:
-            raise RuntimeError(self.process.stderr.read().decode())  # type: ignore[union-attr]
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port)):
-            return True
-        return False
+    def __init__(self, vault: Path, rate_limit: int) -> None:
+        super().__init__(vault, "--token", TOKEN, "--rate-limit", str(rate_limit))
 
     def stop(self) -> tuple[int, str]:
         """SIGTERM; the exit code and whatever reached stderr after the start-up line."""
