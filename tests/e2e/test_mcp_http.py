@@ -133,6 +133,11 @@ def test_a_foreign_origin_gets_403_and_a_foreign_host_421(vault_path: Path) -> N
         assert rebinding.status_code == 421
         local_page = post(server.url, Origin=f"http://127.0.0.1:{server.port}", **bearer(TOKEN))
         assert local_page.status_code == 200
+        # A port pattern matches a port, not any text after the colon.
+        sneaky_host = post(server.url, Host="localhost:1@evil.example", **bearer(TOKEN))
+        assert sneaky_host.status_code == 421
+        sneaky_page = post(server.url, Origin="http://localhost:1.evil.example", **bearer(TOKEN))
+        assert sneaky_page.status_code == 403
 
 
 def test_the_rate_limit_answers_429_with_retry_after(vault_path: Path) -> None:

@@ -380,3 +380,19 @@ def test_any_one_line_text_the_schema_accepts_survives_render_and_parse(text: st
 )
 def test_first_h1(body: str, expected: str | None):
     assert first_h1(body) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\ufeff---\nid: 01JB8ZJ0A5G2T4M6P8R0S2U4W6\nmemory_type: note\ntitle: Kept\n---\n# Kept\n",
+        "\ufeff# A plain note\n\nNo front matter.\n",
+    ],
+)
+def test_a_byte_order_mark_is_accepted_and_rendered_back(text: str):
+    memory = parse(text, "notes/bom.md")
+
+    assert memory.bom
+    assert memory.title in ("Kept", "A plain note")
+    assert render(memory).startswith("\ufeff---\n")
+    assert not render(memory.with_changes(bom=False)).startswith("\ufeff")

@@ -10,7 +10,7 @@ import sys
 import anyio
 import pytest
 
-from vault_tool.server import handshake, render
+from vault_tool.server import handshake, origins, render
 from vault_tool.server.http import RateLimiter, is_loopback
 from vault_tool.server.stdio import MAX_LINE_BYTES, WireReader
 
@@ -134,3 +134,33 @@ def test_an_empty_answer_during_catch_up_does_not_claim_the_vault_is_empty() -> 
     text = render.search_text(catching_up)
     assert "vault is empty" not in text and "search again in a few seconds" in text
     assert "none is relevant" in render.search_text({**result, "reason": "nothing_relevant"})
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("localhost:8765", True),
+        ("localhost", True),
+        ("vault.lan:8765", True),
+        ("localhost:65535", True),
+        ("localhost:65536", False),
+        ("localhost:", False),
+        ("localhost:1@evil.example", False),
+        ("localhost:80.evil.example", False),
+        ("localhost.evil.example:80", False),
+        ("vault.lan:8766", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_a_port_pattern_matches_a_port_and_nothing_else(value: str | None, expected: bool):
+    assert origins.allowed(value, ["localhost", "localhost:*", "vault.lan:8765"]) is expected
+
+
+def test_origin_is_checked_only_when_a_page_sends_one():
+    hosts, pages = ["localhost:*"], ["http://localhost:*"]
+    assert origins.refusal("localhost:1", None, hosts, pages) is None
+    assert origins.refusal("localhost:1", "http://localhost:2", hosts, pages) is None
+    assert origins.refusal("evil:1", None, hosts, pages) == (421, "Invalid Host header")
+    refused = origins.refusal("localhost:1", "http://localhost:2/x", hosts, pages)
+    assert refused == (403, "Invalid Origin header")

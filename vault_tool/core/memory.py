@@ -30,6 +30,7 @@ KEY_ORDER = (
     "updated",
 )
 MAX_FILE_BYTES = 1_000_000
+BOM = "\ufeff"
 # The fixes an unparseable file's error carries (doctor shows them as they are).
 _NOT_CLOSED_HINT = "end the front matter with a line '---' before the # heading"
 UTF8_HINT = "save the file as UTF-8 text"
@@ -92,6 +93,9 @@ class Memory:
     updated: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     has_front_matter: bool = True
+    # The file began with a UTF-8 byte order mark (some Windows editors write one): kept on
+    # every rewrite, so a person's editor sees its file as it saved it.
+    bom: bool = False
 
     def semantic_delta(self) -> dict[str, Any]:
         """The structured part as the tools show it."""
@@ -213,12 +217,17 @@ def parse(text: str, path: str) -> Memory:
         raise UnparseableFile(
             path, None, f"file too large ({len(text)} characters)", _TOO_LARGE_HINT
         )
-    text = text.replace("\r\n", "\n")
+    bom = text.startswith(BOM)
+    text = text.removeprefix(BOM).replace("\r\n", "\n")
     handler = frontmatter.YAMLHandler()
     if not handler.detect(text):
         title, _ = _require_h1(text, path, 1)
         return Memory(
-            memory_type="note", title=title, body=normalize_body(text), has_front_matter=False
+            memory_type="note",
+            title=title,
+            body=normalize_body(text),
+            has_front_matter=False,
+            bom=bom,
         )
     try:
         raw, body = handler.split(text)
@@ -233,7 +242,9 @@ def parse(text: str, path: str) -> Memory:
         top = (problem.field or "").split(".")[0].split("[")[0]
         raise UnparseableFile(path, _line_of_key(raw, top), problem.message, problem.hint) from None
     title, _ = _require_h1(body, path, body_line)
-    return Memory.from_mapping(meta, normalize_body(body), title=meta.get("title") or title)
+    return Memory.from_mapping(
+        meta, normalize_body(body), title=meta.get("title") or title, bom=bom
+    )
 
 
 def first_h1(body: str) -> str | None:
@@ -277,7 +288,8 @@ def _markdown() -> Any:
 
 def render(memory: Memory) -> str:
     """The file text of a memory: fixed key order, block YAML, LF, one trailing newline."""
-    return f"---\n{dump_yaml(memory.front_matter())}---\n{normalize_body(memory.body)}"
+    text = f"---\n{dump_yaml(memory.front_matter())}---\n{normalize_body(memory.body)}"
+    return BOM + text if memory.bom else text
 
 
 def normalize_body(body: str) -> str:

@@ -1,9 +1,9 @@
 """`vault-tool serve --http`: the same Server over Streamable HTTP, behind a guard.
 
-The guard checks every request in this order, each with its own HTTP status:
-Host (421) and Origin (403) through the SDK's TransportSecurityMiddleware, then the rate
-limit (429 with Retry-After), then the bearer token (401 with WWW-Authenticate). A token is
-required for any bind that is not loopback, and honoured on loopback when one is set.
+The guard checks every request in this order, each with its own HTTP status: Host (421)
+and Origin (403) by exact match (origins.py; the SDK's own check, which matches ports by
+prefix, stays only as a second line behind ours), then the rate limit (429 with
+Retry-After), then the bearer token (401 with WWW-Authenticate). A token is required for any bind that is not loopback, and honoured on loopback when one is set.
 Read-only tokens see and may call `search` only; `remember` comes back as an isError
 result (code `forbidden`) so the agent reads why. Refusals go to the audit log.
 """
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.errors import InvalidInput
+from vault_tool.server import origins
 from vault_tool.server.runtime import Runtime
 from vault_tool.server.tools import SCOPE_REMEMBER, SCOPE_SEARCH
 
@@ -155,7 +156,7 @@ async def _serve(
     app = server.streamable_http_app(
         streamable_http_path=config.path, transport_security=security, host=config.host
     )
-    guarded = Guard(app, config, security, runtime)
+    guarded = Guard(app, config, runtime)
     port = listener.getsockname()[1]
     shown = f"[{config.host}]" if ":" in config.host else config.host
     access = "bearer token required" if config.tokens else "loopback only, no token"
@@ -213,12 +214,9 @@ class RateLimiter:
 class Guard:
     """ASGI middleware in front of the SDK's app: Host, Origin, rate limit, bearer token."""
 
-    def __init__(self, app: Any, config: HttpSettings, security: Any, runtime: Runtime) -> None:
-        from mcp.server.transport_security import TransportSecurityMiddleware
-
+    def __init__(self, app: Any, config: HttpSettings, runtime: Runtime) -> None:
         self.app = app
         self.config = config
-        self.checks = TransportSecurityMiddleware(security)
         self.limiter = RateLimiter(config.rate_per_minute)
         self.runtime = runtime
         self._digests = [
@@ -236,11 +234,16 @@ class Guard:
 
         request = Request(scope)
         remote = request.client.host if request.client else "unknown"
-        refused = await self.checks.validate_request(request, is_post=False)
+        refused = origins.refusal(
+            request.headers.get("host"),
+            request.headers.get("origin"),
+            self.config.allowed_hosts,
+            self.config.allowed_origins,
+        )
         if refused is not None:
-            reason = refused.body.decode("utf-8", errors="replace")
-            self._audit_refusal(refused.status_code, reason, remote, None)
-            await refused(scope, receive, send)
+            status, reason = refused
+            self._audit_refusal(status, reason, remote, None)
+            await _refusal(status, reason, {})(scope, receive, send)
             return
         grant = self._grant(request.headers.get("authorization"))
         key = grant.label if grant else f"anonymous@{remote}"
