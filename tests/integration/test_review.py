@@ -144,3 +144,17 @@ def test_a_secret_in_a_client_name_never_reaches_history(vault, vault_path):
     vault.remember(create_args("Client names are checked"), client=f"agent {token}")
     assert token not in git(vault_path, "log", "-p", "--all")
     assert "REDACTED" in git(vault_path, "log", "-1", "--format=%B")
+
+
+def test_show_at_a_version_gives_every_field_of_that_version(vault):
+    made = vault.remember(create_args("Ana owns billing"))
+    update(vault, made, "Ana leads billing", [LEADS])
+
+    then = vault.show(made["memory_id"], version=made["version_id"][:8])
+    now = vault.show(made["memory_id"])
+
+    assert then["version_id"] == made["version_id"]
+    assert then["title"] == "Ana owns billing" and now["title"] == "Ana leads billing"
+    assert "# Ana owns billing" in then["file"] and then["content_md"].startswith("# Ana owns")
+    assert then["semantic_delta"]["title"] == "Ana owns billing"
+    assert then["semantic_delta"]["facts"] != now["semantic_delta"]["facts"]

@@ -93,10 +93,24 @@ def file_of(store: Store, read: dict[str, Any], commit: Commit | None) -> dict[s
     """An addressed read with the file's text, as it is now or as of commit."""
     if commit is None:
         data = store.read_bytes(read["path"])
-    else:
-        data = store.show_file(commit.sha, commit.path)
-        read = {**read, "version_id": commit.sha, "path": commit.path}
-    return {**read, "file": (data or b"").decode("utf-8", "replace")}
+        return {**read, "file": (data or b"").decode("utf-8", "replace")}
+    data = store.show_file(commit.sha, commit.path)
+    text = (data or b"").decode("utf-8", "replace")
+    read = {**read, "version_id": commit.sha, "path": commit.path, "file": text}
+    try:
+        old = parse(text, commit.path)
+    except UnparseableFile:
+        return read  # that version did not parse: its text is all there is to show
+    # Every field of that version, not today's title or delta beside yesterday's text.
+    return {
+        **read,
+        "title": old.title,
+        "memory_type": old.memory_type,
+        "content_md": old.body,
+        "semantic_delta": old.semantic_delta(),
+        "created": old.created,
+        "updated": old.updated,
+    }
 
 
 def find_version(commits: list[Commit], memory_id: str, version: str) -> Commit:
