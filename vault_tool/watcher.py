@@ -1,16 +1,16 @@
 """watchdog events -> debounced sync -> engine, in exactly one process per vault.
 
 Every process that opens a vault for long (a server, `vault-tool watch`) runs a Watcher.
-The one that holds the OS lock on .vault/run/leader.lock leads: it watches the folder,
-commits hand edits and keeps the index in step. The others retry the lock every second,
-so when the leader dies (the kernel drops its lock) one of them takes over.
+The one that holds the lease (storage/lease.py) leads: it watches the folder, commits hand
+edits and keeps the index in step, renewing the lease's heartbeat as it goes. The others
+try to claim it every second, so when the leader dies or freezes (SIGSTOP, a hung read:
+its heartbeat goes stale) one of them takes over, and a leader that finds its lease taken
+stands down before committing anything more.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import logging
 import os
 import threading
@@ -22,7 +22,7 @@ from typing import Any
 from vault_tool.core.ids import is_memory_path
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultError
-from vault_tool.storage.durable import replace_text
+from vault_tool.storage.lease import Lease
 from vault_tool.storage.processes import HEARTBEAT_SECONDS
 
 log = logging.getLogger(__name__)
@@ -84,6 +84,10 @@ class Debouncer:
             self._pending.setdefault(path, (now, now))
 
 
+class LeaseLost(Exception):
+    """The lease was taken by another process while this one led (it had frozen)."""
+
+
 class Watcher:
     """Leads watching the vault when it can; otherwise stands by to take over."""
 
@@ -96,8 +100,13 @@ class Watcher:
         self._stop = threading.Event()
         self._pending = Debouncer(self.debounce, clock)
         self._rescan = False
+        self._clock = clock
+        # After a failed take-in (git busy, a lock held): when to retry, and what was logged.
+        self._retry_at = 0.0
+        self._waiting_for: str | None = None
         self._mutex = threading.Lock()
-        self._lock_fd: int | None = None
+        self._lease = Lease(vault.places.run, vault.client)
+        self._last_beat = 0.0
         self._observer: Any = None
         self._handler: Any = None
         self._folders: dict[str, Any] = {}  # top-level folder -> its recursive watch
@@ -121,61 +130,46 @@ class Watcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            if not self._try_lead():
-                self._stop.wait(LEADER_RETRY_SECONDS)
-                continue
             try:
-                self._lead()
+                if self._lease.claim():
+                    self.leading.set()
+                    self._lead()
+            except LeaseLost:
+                log.warning("another process took over watching this vault; standing by")
             except Exception:
                 log.exception("the watcher failed; it stands down and retries")
+            if self.leading.is_set():
                 self._stop_observer()
                 self._release()
-                self._stop.wait(LEADER_RETRY_SECONDS)
-
-    def _try_lead(self) -> bool:
-        path = self.vault.places.run / "leader.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        self._lock_fd = fd
-        self.leading.set()
-        return True
+            self._stop.wait(LEADER_RETRY_SECONDS)
 
     def _release(self) -> None:
         self.leading.clear()
-        if self._lock_fd is not None:
-            with contextlib.suppress(OSError):
-                (self.vault.places.run / "leader.json").unlink()
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        self.ready.clear()
+        self._lease.release()
 
     def _lead(self) -> None:
-        started = time.time()
-        self._heartbeat(started)
+        self._last_beat = time.monotonic()
         self._start_observer()
-        # Changes made while no process watched: hand edits, `git pull`, branch switches.
-        self._sync_everything()
+        # Changes made while no process watched: hand edits, `git pull`, branch switches
+        # (while git is busy with a merge or a rebase, retried like any event until it is over).
+        self._rescan = True
+        self._flush()
         self.ready.set()
-        last_beat = time.monotonic()
         while not self._stop.is_set():
             self._stop.wait(_TICK)
-            if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
-                self._heartbeat(started)
-                last_beat = time.monotonic()
+            self._beat()
             self._flush()
             self._merge_index_when_idle()
 
-    def _heartbeat(self, started: float) -> None:
-        info = {
-            "pid": os.getpid(),
-            "client": self.vault.client,
-            "since": started,
-            "heartbeat": time.time(),
-        }
-        replace_text(self.vault.places.run / "leader.json", json.dumps(info))
+    def _beat(self, *progress: int) -> None:
+        """Renew the lease once a heartbeat is due (also called as work progresses, so a
+        long catch-up does not look like a frozen leader); LeaseLost if it was taken."""
+        if time.monotonic() - self._last_beat < HEARTBEAT_SECONDS:
+            return
+        if not self._lease.renew():
+            raise LeaseLost
+        self._last_beat = time.monotonic()
 
     # --- events ----------------------------------------------------------------------------
 
@@ -265,9 +259,14 @@ class Watcher:
                 self._rescan = True
 
     def _flush(self) -> None:
+        if self._clock() < self._retry_at:
+            return
         with self._mutex:
             rescan, self._rescan = self._rescan, False
             due = self._pending.due()
+        if (due or rescan) and not self._lease.held():
+            # Frozen while another took over: it took in these changes when it started.
+            raise LeaseLost
         try:
             due = [path for path in due if not self.vault.settled(path)]
             if due:
@@ -275,9 +274,18 @@ class Watcher:
             if rescan:
                 self._sync_everything()
         except VaultError as problem:
-            log.warning("could not take in changes (%s); retrying", problem)
+            # Said once, not at every retry: a merge can last minutes.
+            if str(problem) != self._waiting_for:
+                log.warning("could not take in changes (%s); retrying", problem)
+                self._waiting_for = str(problem)
+            self._retry_at = self._clock() + self.debounce
             with self._mutex:
                 self._pending.again(due)
+                self._rescan = self._rescan or rescan
+            return
+        if self._waiting_for is not None and (due or rescan):
+            log.info("taking in changes again")
+            self._waiting_for = None
 
     def _merge_index_when_idle(self) -> None:
         """Merge index segments while nothing is pending: writers then never pay for it."""
@@ -289,6 +297,6 @@ class Watcher:
     def _sync_everything(self) -> None:
         self.vault.catching_up = True
         try:
-            self.vault.take_in_offline_changes()
+            self.vault.take_in_offline_changes(self._beat)
         finally:
             self.vault.catching_up = False

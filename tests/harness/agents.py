@@ -8,12 +8,15 @@ acknowledged write and every hand note. Every thread reports to one Shared recor
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,23 @@ from tests.harness.consistency import Ack
 from tests.harness.writers import body, delta
 
 CALL_TIMEOUT = 60.0
+# One create in this many carries made-up credentials, which must never reach history.
+SECRET_EVERY = 8
+
+
+@dataclass
+class Window:
+    """A span of time in which the person ran a git operation (end None: still running)."""
+
+    name: str
+    busy_ok: bool  # whether the vault may refuse writes with vault_busy meanwhile
+    start: float
+    end: float | None = None
+
+    def overlaps(self, start: float, end: float) -> bool:
+        return (
+            start <= (self.end if self.end is not None else time.monotonic()) and end >= self.start
+        )
 
 
 @dataclass
@@ -30,6 +50,10 @@ class Shared:
 
     vault: Path
     acks: dict[str, Ack] = field(default_factory=dict)
+    acked_during: dict[str, list[str]] = field(default_factory=dict)  # version -> windows
+    windows: list[Window] = field(default_factory=list)
+    # One person: typing, committing or running git, one thing at a time.
+    person: threading.Lock = field(default_factory=threading.Lock)
     owners: dict[str, str] = field(default_factory=dict)
     hand: dict[str, bytes] = field(default_factory=dict)
     counts: Counter = field(default_factory=Counter)
@@ -58,11 +82,63 @@ class Shared:
         with self.lock:
             return not self.work.is_set() and self.in_flight == 0
 
-    def ack(self, owner: str, memory_id: str, version: str, revision: int, deleted: bool) -> None:
+    def ack(
+        self,
+        owner: str,
+        memory_id: str,
+        version: str,
+        revision: int,
+        deleted: bool,
+        started: float | None = None,
+    ) -> None:
+        during = self.during(started if started is not None else time.monotonic())
         with self.lock:
             self.acks[memory_id] = Ack(memory_id, version, revision, deleted)
             self.owners[memory_id] = owner
+            self.acked_during[version] = during
             self.counts["acknowledged_writes"] += 1
+
+    @contextlib.contextmanager
+    def window(self, name: str, *, busy_ok: bool) -> Iterator[Window]:
+        """Record the span of one git operation of the person's."""
+        span = Window(name, busy_ok, time.monotonic())
+        with self.lock:
+            self.windows.append(span)
+        try:
+            yield span
+        finally:
+            span.end = time.monotonic()
+
+    def when(self, start: float) -> str:
+        """Where a call begun at start falls among the person's git operations, for messages."""
+        during = self.during(start)
+        if during:
+            return f" (during {', '.join(during)})"
+        with self.lock:
+            ended = [w for w in self.windows if w.end is not None and w.end < start]
+        last = max(ended, key=lambda w: w.end or 0.0, default=None)
+        return f" ({start - (last.end or 0.0):.1f} s after {last.name})" if last else ""
+
+    def during(self, start: float, end: float | None = None) -> list[str]:
+        """The person's git operations that overlapped [start, end] (end: now)."""
+        end = time.monotonic() if end is None else end
+        with self.lock:
+            return [w.name for w in self.windows if w.overlaps(start, end)]
+
+    def refused(self, who: str, what: str, code: str, started: float, detail: Any) -> None:
+        """A write refused: vault_busy while a merge, rebase or detached HEAD was in progress
+        is the vault keeping out of the person's way (never acknowledged, so nothing lost);
+        any other refusal is a problem."""
+        end = time.monotonic()
+        with self.lock:
+            spans = [w for w in self.windows if w.overlaps(started, end)]
+        if code == "vault_busy" and any(w.busy_ok for w in spans):
+            with self.lock:
+                self.counts["refused_busy"] += 1
+                for w in spans:
+                    self.counts[f"refused_busy_during_{w.name.split()[0]}"] += 1
+            return
+        self.problem(f"{who}: {what} refused{self.when(started)}: {code}: {detail!s:.300}")
 
     def problem(self, text: str) -> None:
         with self.lock:
@@ -172,24 +248,30 @@ class Client:
         mine = [a for a in mine if self.shared.owners.get(a.memory_id) == self.name]
         if roll < 0.3 or not mine:
             title = f"{self.name} memory {self.n} {self.rng.randrange(10**6)}"
+            content, semantic = body(title, 1, self.name), delta(title)
+            if self.n % SECRET_EVERY == 0:
+                content, semantic = with_secrets(content, semantic, self.n)
+                with self.shared.lock:
+                    self.shared.counts["secrets_offered"] += 1
+            started = time.monotonic()
             result = await self._call(
                 session,
                 "remember",
-                {
-                    "mode": "create",
-                    "content_md": body(title, 1, self.name),
-                    "semantic_delta": delta(title),
-                },
+                {"mode": "create", "content_md": content, "semantic_delta": semantic},
             )
             if "_error" in result:
-                self.shared.problem(f"{self.name}: create refused: {result}")
+                self.shared.refused(self.name, "create", result["_error"], started, result)
                 return
-            self.shared.ack(self.name, result["memory_id"], result["version_id"], 1, False)
+            self.shared.ack(self.name, result["memory_id"], result["version_id"], 1, False, started)
         elif roll < 0.5:
             ack = self.rng.choice(mine)
+            started = time.monotonic()
             current = await self._call(session, "search", {"memory_id": ack.memory_id})
             if "_error" in current:
-                self.shared.problem(f"{self.name}: own memory {ack.memory_id} unreadable")
+                self.shared.problem(
+                    f"{self.name}: own memory {ack.memory_id} unreadable"
+                    f"{self.shared.when(started)}: {current['_error']}"
+                )
                 return
             revision = ack.revision + 1
             result = await self._call(
@@ -204,11 +286,14 @@ class Client:
                 },
             )
             if "_error" in result:
-                self.shared.problem(f"{self.name}: update refused: {result['error']}")
+                self.shared.refused(self.name, "update", result["_error"], started, result)
                 return
-            self.shared.ack(self.name, ack.memory_id, result["version_id"], revision, False)
+            self.shared.ack(
+                self.name, ack.memory_id, result["version_id"], revision, False, started
+            )
         elif roll < 0.56:
             ack = self.rng.choice(mine)
+            started = time.monotonic()
             current = await self._call(session, "search", {"memory_id": ack.memory_id})
             if "_error" in current:
                 return
@@ -222,9 +307,9 @@ class Client:
                 },
             )
             if "_error" in result:
-                self.shared.problem(f"{self.name}: delete refused: {result['error']}")
+                self.shared.refused(self.name, "delete", result["_error"], started, result)
                 return
-            self.shared.ack(self.name, ack.memory_id, result["version_id"], 0, True)
+            self.shared.ack(self.name, ack.memory_id, result["version_id"], 0, True, started)
         elif roll < 0.85:
             await self._read_another(session)
         else:
@@ -240,18 +325,22 @@ class Client:
         if not others:
             return
         ack = self.rng.choice(others)
+        started = time.monotonic()
         result = await self._call(session, "search", {"memory_id": ack.memory_id})
         with self.shared.lock:
             self.shared.counts["cross_reads"] += 1
             still = self.shared.acks[ack.memory_id]
+        where = self.shared.when(started)
         if "_error" in result:
             if not still.deleted:  # deleted by its owner meanwhile: not a miss
-                self.shared.problem(f"{self.name}: cannot see {ack.memory_id}: {result['error']}")
+                self.shared.problem(
+                    f"{self.name}: cannot see {ack.memory_id}{where}: {result['error']}"
+                )
             return
         if not _at_or_after(self.shared.vault, ack.version, result["version_id"]):
             self.shared.problem(
                 f"{self.name}: sees {ack.memory_id} at {result['version_id'][:10]}, "
-                f"older than the acknowledged {ack.version[:10]}"
+                f"older than the acknowledged {ack.version[:10]}{where}"
             )
 
     async def _final_reads(self, session: Any) -> None:
@@ -277,7 +366,20 @@ class Client:
             if "_error" in result:
                 self.shared.problem(f"{self.name}: cannot see the hand note {path}")
             elif result["content_md"].encode() != _body_of(self.shared.hand[path]):
-                self.shared.problem(f"{self.name}: sees an old version of the hand note {path}")
+                self.shared.problem(
+                    f"{self.name}: sees an old version of the hand note {path}: "
+                    f"{result['content_md']!r:.120}, not {self.shared.hand[path]!r:.120}"
+                )
+
+
+def with_secrets(content: str, semantic: dict[str, Any], n: int) -> tuple[str, dict[str, Any]]:
+    """The same memory with made-up credentials in its body and an entity's description
+    (built here, never stored in this file whole)."""
+    token = "ghp_" + f"{n:06d}Zq8Lw3Rt6Yp1Nx4Vb7Mc2Kd5Hs9Jf0Gu"[:36]
+    key_id = "AKIA" + f"{n:08d}QWERTYUI"[:16]
+    entities = [dict(e) for e in semantic["entities"]]
+    entities[0]["is"] = f"{entities[0]['is']}, uses key {key_id}"
+    return content + f"\nThe deploy token is {token}.\n", {**semantic, "entities": entities}
 
 
 def _body_of(data: bytes) -> bytes:

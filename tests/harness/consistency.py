@@ -229,14 +229,19 @@ def check_commits(root: Path, since: str | None) -> list[str]:
 
 def _blobs(root: Path, wanted: list[tuple[str, str]]) -> list[bytes]:
     """The bytes of each (commit, path), through one `git cat-file --batch`."""
-    if not wanted:
+    return _cat_batch(root, [f"{sha}:{path}" for sha, path in wanted])
+
+
+def _cat_batch(root: Path, names: list[str]) -> list[bytes]:
+    """The bytes of each object named, through one `git cat-file --batch`."""
+    if not names:
         return []
-    names = b"".join(f"{sha}:{path}".encode() + b"\n" for sha, path in wanted)
+    listed = b"".join(name.encode() + b"\n" for name in names)
     out = subprocess.run(
-        ["git", "cat-file", "--batch"], cwd=root, input=names, capture_output=True, check=True
+        ["git", "cat-file", "--batch"], cwd=root, input=listed, capture_output=True, check=True
     ).stdout
     blobs, at = [], 0
-    for _ in wanted:
+    for _ in names:
         header_end = out.index(b"\n", at)
         size = int(out[at:header_end].split()[2])
         blobs.append(out[header_end + 1 : header_end + 1 + size])
@@ -320,7 +325,73 @@ def server_log_errors(root: Path) -> list[str]:
     problems = []
     for path in sorted((root / ".vault" / "run").glob("server.log*")):
         with contextlib.suppress(OSError):
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                if " ERROR " in line or " CRITICAL " in line or line.startswith("Traceback"):
-                    problems.append(f"{path.name}: {line[:300]}")
+            text = path.read_text(encoding="utf-8", errors="replace")
+            problems += [f"{path.name}: {line}" for line in log_errors(text)]
+    return problems
+
+
+def log_errors(text: str) -> list[str]:
+    """A log's ERROR and CRITICAL lines, and each traceback by the exception that ended it."""
+    lines = text.splitlines()
+    found = []
+    for n, line in enumerate(lines):
+        if " ERROR " in line or " CRITICAL " in line:
+            found.append(line[:300])
+        elif line.startswith("Traceback"):
+            ending = next(
+                (x for x in lines[n + 1 :] if x.strip() and not x.startswith((" ", "\t"))), "?"
+            )
+            found.append(f"Traceback: {ending[:300]}")
+    return found
+
+
+# Lines git writes into a file it could not merge (the `=======` between them is left out:
+# alone it is also Markdown's underline of a heading).
+CONFLICT_MARKER_RE = re.compile(rb"^(?:<{7}|>{7}|\|{7})(?: |$)", re.MULTILINE)
+
+
+def check_conflict_markers(root: Path) -> list[str]:
+    """No version of any memory file, in any commit on any ref, holds conflict-marker lines."""
+    from vault_tool.core.ids import is_memory_path
+
+    listed = git(root, "-c", "core.quotepath=off", "rev-list", "--objects", "--all")
+    paths: dict[str, str] = {}
+    for line in listed.splitlines():
+        sha, _, path = line.partition(" ")
+        if path and is_memory_path(path):
+            paths.setdefault(sha, path)
+    problems = []
+    blobs = _cat_batch(root, list(paths))
+    for sha, data in zip(paths, blobs, strict=True):
+        found = CONFLICT_MARKER_RE.search(data)
+        if found is None:
+            continue
+        line_no = data.count(b"\n", 0, found.start()) + 1
+        commits = git(root, "log", "--all", "--format=%h %s", f"--find-object={sha}")
+        first = commits.splitlines()[-1] if commits else "no commit"
+        problems.append(
+            f"conflict markers committed: {paths[sha]} line {line_no} "
+            f"({found.group().decode(errors='replace')!r}), first in commit {first[:90]}"
+        )
+    return problems
+
+
+def check_secrets(root: Path) -> list[str]:
+    """No line any commit on any ref added holds something the redactor calls a secret."""
+    from vault_tool.core.redact import find_secret_kinds
+
+    out = git(root, "-c", "core.quotepath=off", "log", "--all", "-p", "--format=\x01%h %s")
+    problems = []
+    for block in out.split("\x01")[1:]:
+        header, _, patch = block.partition("\n")
+        path = "?"
+        for line in patch.splitlines():
+            if line.startswith("+++ "):
+                path = line[6:] if line.startswith("+++ b/") else line[4:]
+            elif line.startswith("+"):
+                kinds = find_secret_kinds(line[1:])
+                if kinds:
+                    problems.append(
+                        f"secret in history: commit {header[:60]} adds {', '.join(kinds)} to {path}"
+                    )
     return problems

@@ -13,6 +13,10 @@ processes, in turn:
   cli      `vault-tool remember FILE`, one process per create or update
   watcher  `vault-tool watch` committing hand edits a person makes meanwhile (edits
            in place and by rename, new notes, deletions, files broken on purpose)
+  faults   the writer again, run through tests/faults.py with one fault at a random step
+           of its writes: it ends itself there (os._exit, before or after the step), or
+           the step fails (ENOSPC, EIO, EFBIG, a short write then ENOSPC) and the write
+           must report it and leave nothing behind; a benign short write must be finished
 
 (writers.py holds the writer and the server's driver, person.py the person.)
 
@@ -51,8 +55,19 @@ from tests.harness.writers import body, delta, drive_server
 # The writer runs as `python -m tests.harness.writers` from here.
 ROOT = Path(__file__).resolve().parents[2]
 
-SCENARIOS = ("writer", "server", "cli", "watcher")
-WEIGHTS = (4, 2, 1, 3)
+SCENARIOS = ("writer", "server", "cli", "watcher", "faults")
+WEIGHTS = (4, 2, 1, 3, 3)
+# The faults scenario's choices: (call, action); the step is drawn from 1..FAULT_STEPS.
+FAULTS = (
+    ("any", "crash"),
+    ("any", "crash-after"),
+    ("any", "enospc"),
+    ("any", "eio"),
+    ("write", "efbig"),
+    ("write", "short-enospc"),
+    ("write", "short"),
+)
+FAULT_STEPS = 60
 COUNTERS = (
     "cycles",
     "acknowledged_writes",
@@ -76,6 +91,7 @@ class Report:
     counts: Counter = field(default_factory=Counter)
     scenarios: Counter = field(default_factory=Counter)
     kills: Counter = field(default_factory=Counter)
+    faults: Counter = field(default_factory=Counter)  # action -> cycles where it fired
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -88,6 +104,7 @@ class Report:
             "counts": {k: self.counts[k] for k in COUNTERS},
             "scenarios": dict(self.scenarios),
             "kills": dict(self.kills),
+            "faults": dict(self.faults),
             "problems": self.problems[:50],
             "seconds": round(self.seconds, 1),
         }
@@ -195,6 +212,51 @@ class Harness:
         reader.join(10)
         for ack in acks:
             self._record(ack["kind"], ack["id"], ack["version"], ack["revision"])
+
+    def _run_faults(self, tag: str, group: bool) -> None:
+        """The writer with one injected fault: it ends there, or its write fails there."""
+        from tests.faults import CRASH_EXIT, ENV
+
+        call, action = self.rng.choice(FAULTS)
+        step = self.rng.randint(1, FAULT_STEPS)
+        live = self.scratch / f"{tag}.json"
+        live.write_text(json.dumps(self.live_ids()))
+        argv = [sys.executable, "-m", "tests.faults", "tests.harness.writers"]
+        argv += [str(self.vault.resolve()), tag, str(self.rng.randrange(10**9)), str(live)]
+        errors = self.scratch / f"{tag}.stderr"
+        with errors.open("w") as stderr:
+            process = subprocess.Popen(
+                argv,
+                env={**self.env, ENV: f"{call}:{step}:{action}"},
+                start_new_session=True,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                cwd=ROOT,
+            )
+        ready = threading.Event()
+        acks: list[dict[str, Any]] = []
+        reader = threading.Thread(target=_read_lines, args=(process.stdout, acks, ready))
+        reader.start()
+        # Once the fault fires (the child says so), the writer ends, fails its write, or
+        # (a benign short write, a failure after the commit) writes on for a moment.
+        fired = consistency.within(lambda: process.poll() is not None or _fired(errors), 60)
+        try:
+            process.wait(timeout=self.rng.uniform(0.1, 0.5 + self.max_run) if fired else 0)
+        except subprocess.TimeoutExpired:
+            self._kill(process, group)
+        reader.join(10)
+        if _fired(errors):
+            self.report.faults[f"{call}:{action}"] += 1
+        for ack in acks:
+            self._record(ack["kind"], ack["id"], ack["version"], ack["revision"])
+        if process.returncode not in (0, CRASH_EXIT, -signal.SIGKILL):
+            # A failed write must surface as the vault's own error, in plain words.
+            last = (errors.read_text().strip().splitlines() or [""])[-1]
+            if not last.startswith("vault_tool.errors."):
+                problem = f"{call}:{step}:{action} ended the writer with {last[:300]!r}"
+                self.report.problems.append(f"{tag}: {problem}")
+                self.report.counts["recovery_errors"] += 1
 
     def _run_server(self, tag: str, group: bool) -> None:
         process = self._spawn(
@@ -330,6 +392,12 @@ def _front_matter(values: dict[str, Any]) -> str:
     import yaml
 
     return "---\n" + yaml.safe_dump(values, sort_keys=False, allow_unicode=True) + "---\n"
+
+
+def _fired(errors: Path) -> bool:
+    from tests.faults import FIRED
+
+    return errors.exists() and f"{FIRED} " in errors.read_text(errors="replace")
 
 
 def _read_lines(stream: Any, acks: list[dict[str, Any]], ready: threading.Event) -> None:

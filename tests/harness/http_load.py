@@ -13,7 +13,9 @@ Two phases against one vault, each with its own server and bearer token:
 Each client initializes its own session (Mcp-Session-Id), then loops: searches (80%) and
 remember creates (20%), plain POSTs with httpx, one request in flight per client. With
 min_calls, each client makes at least that many calls however long they take, so a short
-run on a slow machine still does the work it is checked for.
+run on a slow machine still does the work it is checked for; with until_refused, the
+clients stop once the server has refused that many requests (`seconds` is then only the
+bound on how long that may take), so a short run above the limit never races the refill.
 """
 
 from __future__ import annotations
@@ -28,12 +30,31 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.e2e.mcp_client import HttpServer
 
 TOKEN = "load-token-" + "0123456789abcdef"
+# Bounds on waits (a slow machine takes longer; nothing here is a speed).
+REQUEST_TIMEOUT = 120.0
+STOP_TIMEOUT = 60.0
+# The server closes a connection idle for 5 s, and a client that waits out a Retry-After of
+# 5 s would send its next request on that connection just then: a dropped request of the
+# harness's own making. Idle connections are not kept past 1 s.
+KEEPALIVE_SECONDS = 1.0
+
+
+def http_client(asynchronous: bool = True) -> Any:
+    """An httpx2 client as the load's clients use it."""
+    import httpx2
+
+    limits = httpx2.Limits(keepalive_expiry=KEEPALIVE_SECONDS)
+    kind = httpx2.AsyncClient if asynchronous else httpx2.Client
+    return kind(timeout=REQUEST_TIMEOUT, limits=limits)
+
+
 PROTOCOL = "2025-11-25"
 QUERIES = [
     "who owns billing",
@@ -75,7 +96,7 @@ class Server(HttpServer):
         """SIGTERM; the exit code and whatever reached stderr after the start-up line."""
         self.process.terminate()
         try:
-            code = self.process.wait(10)
+            code = self.process.wait(STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
             self.process.kill()
             code = self.process.wait()
@@ -156,20 +177,24 @@ def initialize(name: str) -> dict[str, Any]:
 
 
 async def client(
-    n: int, url: str, until: float, stats: Stats, seed: int, min_calls: int = 0
+    n: int,
+    url: str,
+    until: float,
+    stats: Stats,
+    seed: int,
+    min_calls: int = 0,
+    enough: Callable[[], bool] = lambda: False,
 ) -> None:
     """One MCP client: initialize, then search and remember until the time is up.
 
     It tries to initialize at least once and, once initialized, makes at least min_calls
-    calls, whatever the clock says.
+    calls, whatever the clock says; it stops early once enough() says so.
     """
-    import httpx2
-
     rng = random.Random(seed)
-    async with httpx2.AsyncClient(timeout=60) as http:
+    async with http_client() as http:
         session = None
         attempts = 0
-        while session is None and (attempts == 0 or time.monotonic() < until):
+        while session is None and (attempts == 0 or time.monotonic() < until) and not enough():
             attempts += 1
             started = time.perf_counter()
             init = initialize(f"load-{n}")
@@ -191,7 +216,7 @@ async def client(
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         await _post(http, url, note, session_headers, stats)
         request_id = 0
-        while time.monotonic() < until or request_id < min_calls:
+        while (time.monotonic() < until or request_id < min_calls) and not enough():
             request_id += 1
             if rng.random() < 0.2:
                 tool = "remember"
@@ -227,11 +252,14 @@ async def client(
                 stats.latency[tool].append(time.perf_counter() - started)
 
 
-async def _load(url: str, clients: int, seconds: float, seed: int, min_calls: int) -> Stats:
+async def _load(
+    url: str, clients: int, seconds: float, seed: int, min_calls: int, until_refused: int
+) -> Stats:
     stats = Stats()
     until = time.monotonic() + seconds
+    enough = (lambda: stats.limited >= until_refused) if until_refused else (lambda: False)
     await asyncio.gather(
-        *(client(n, url, until, stats, seed + n, min_calls) for n in range(clients))
+        *(client(n, url, until, stats, seed + n, min_calls, enough) for n in range(clients))
     )
     return stats
 
@@ -249,10 +277,8 @@ async def _patient_post(
 
 async def serves_on(url: str, stats: Stats, patience: float) -> bool:
     """Whether a new client is answered a search once the limit lets its requests through."""
-    import httpx2
-
     until = time.monotonic() + patience
-    async with httpx2.AsyncClient(timeout=60) as http:
+    async with http_client() as http:
         status, _, response = await _patient_post(
             http, url, initialize("load-after"), headers(), stats, until
         )
@@ -277,17 +303,25 @@ async def serves_on(url: str, stats: Stats, patience: float) -> bool:
 
 
 def phase(
-    vault: Path, clients: int, seconds: float, rate_limit: int, seed: int, min_calls: int = 0
+    vault: Path,
+    clients: int,
+    seconds: float,
+    rate_limit: int,
+    seed: int,
+    min_calls: int = 0,
+    until_refused: int = 0,
 ) -> dict[str, Any]:
-    """One server, `clients` clients for `seconds` (and min_calls calls each); the figures."""
+    """One server, `clients` clients for `seconds` (and min_calls calls each, or until
+    until_refused requests were refused, `seconds` being the bound); the figures."""
     server = Server(vault, rate_limit)
     after = Stats()
     try:
         started = time.monotonic()
-        stats = asyncio.run(_load(server.url, clients, seconds, seed, min_calls))
+        stats = asyncio.run(_load(server.url, clients, seconds, seed, min_calls, until_refused))
         took = time.monotonic() - started
-        # A refused request gets a token back in 60 / rate_limit seconds at most.
-        patience = 60 / rate_limit + 30 if rate_limit else 30
+        # A refused request gets a token back in 60 / rate_limit seconds at most; the new
+        # client needs two (initialize, then the search).
+        patience = 3 * 60 / rate_limit + 60 if rate_limit else 60
         answered = asyncio.run(serves_on(server.url, after, patience))
     finally:
         code, stderr = server.stop()

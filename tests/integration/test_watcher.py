@@ -4,6 +4,7 @@ catch-up after changes made while stopped, and leadership across processes."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -263,3 +264,31 @@ def test_git_and_vault_internals_are_not_watched(vault, vault_path):
     finally:
         watcher.stop()
     assert watched_paths == {vault_path, vault_path / "notes"}
+
+
+def test_removing_the_run_folder_under_a_leader_leaves_it_leading(watched, vault_path):
+    run = vault_path / ".vault" / "run"
+    shutil.rmtree(run)
+    # The next heartbeat makes the folder again (the old code's watcher thread died here).
+    eventually(lambda: (run / "leader.json").exists(), timeout=10)
+    note = vault_path / "notes" / "after-removal.md"
+    note.parent.mkdir()
+    note.write_text(NOTE.format(title="Wombats after the removal", body="Still watched."))
+    eventually(lambda: subjects(vault_path, 1) == ["Hand edit: Wombats after the removal"])
+    eventually(lambda: titles(watched, "still watched") == ["Wombats after the removal"])
+    assert watched.leader() is not None
+
+
+def test_git_clean_xfd_under_a_leader_leaves_it_watching_and_searching(watched, vault_path):
+    made = watched.remember(create_args("Wombats dig burrows", body="Cube-shaped droppings."))
+    segments = list((vault_path / ".vault" / "index").glob("*.seg"))
+    # Index, run files and ledger: all of .vault's caches. (git exits 1 when the leader
+    # writes its next heartbeat into a folder git is removing: "Directory not empty".)
+    subprocess.run(["git", "clean", "-xfdq"], cwd=vault_path, capture_output=True, check=False)
+    assert segments and not any(segment.exists() for segment in segments)
+    file = vault_path / made["path"]
+    file.write_text(file.read_text().replace("Cube-shaped droppings.", "They sleep all day."))
+    eventually(lambda: titles(watched, "sleep all day") == ["Wombats dig burrows"], timeout=30)
+    eventually(lambda: subjects(vault_path, 1) == ["Hand edit: Wombats dig burrows"])
+    eventually(lambda: (vault_path / ".vault" / "run" / "leader.json").exists(), timeout=10)
+    assert (vault_path / ".vault" / "index").is_dir()

@@ -1,7 +1,8 @@
 """Crashes: the short crash harness, and one regression test per fault it found.
 
 The harness (tests/harness/crash.py) kills real writer, server, CLI and watcher processes
-with SIGKILL, alone or with their git children, and checks the vault after each kill.
+with SIGKILL, alone or with their git children, or has a writer end itself or fail at an
+injected fault, and checks the vault after each.
 The tests after it pin down each bug the harness found, without randomness.
 """
 
@@ -22,8 +23,10 @@ from vault_tool.errors import VaultBusy
 from vault_tool.storage.git import blob_sha
 from vault_tool.storage.store import Store
 
-# Every process kind, each killed alone and with its process group (git children too).
+# Every process kind, each killed alone and with its process group (git children too),
+# and the writer with one injected fault (tests/faults.py) at a random step of its writes.
 PLAN = [
+    ("faults", False),
     ("writer", True),
     ("watcher", True),
     ("writer", False),
@@ -35,7 +38,9 @@ PLAN = [
     ("server", False),
     ("writer", False),
     ("cli", False),
+    ("faults", True),
     ("watcher", True),
+    ("faults", False),
 ]
 
 
@@ -45,6 +50,7 @@ def test_processes_killed_at_random_moments_lose_no_acknowledged_write(vault_pat
     counts = report.counts
     assert counts["cycles"] == len(PLAN)
     assert counts["acknowledged_writes"] > 0 and counts["hand_edits"] > 0, counts
+    assert sum(report.faults.values()) == 3, report.faults
     failures = {k: counts[k] for k in crash.COUNTERS[3:] if counts[k]}
     assert failures == {}, "\n".join(report.problems[:20])
 

@@ -311,8 +311,114 @@ def test_imports_redact_every_kind_before_anything_is_written(tmp_path: Path, va
         report = json.loads(done.stdout)
         assert report["counts"]["imported"] > 0 and report["counts"]["redacted"] > 0, report
         echoed = [s.kind for s in SECRETS if s.value in done.stdout]
-        print(fmt, "report echoes", echoed)
+        assert echoed == [], (fmt, "the report echoes", echoed)
 
     with Vault.open(vault_path) as vault:
         assert_nowhere_in_the_vault(vault, SECRETS)
     assert_nowhere_in_history(vault_path, SECRETS)
+
+
+# --- fields of a fixed shape: tags, key, entity kind, fact predicate ----------------------
+
+
+def _lowercase_secrets(seed: int) -> dict[str, str]:
+    """Secrets that fit the lowercase shapes of tags, keys, kinds and predicates."""
+    rng = random.Random(seed)
+
+    def pick(n: int) -> str:
+        return (
+            "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(n - 1)) + "7"
+        )
+
+    return {
+        "tag": "gl" + "pat-" + pick(20),
+        "key": "xo" + "xb-" + pick(12) + "-" + pick(24),
+        "kind": "gl" + "pat-" + pick(24),
+        "predicate": "sk" + "_live_" + pick(24),
+    }
+
+
+def test_tags_key_kind_and_predicate_are_redacted_and_listed(vault: Vault, vault_path: Path):
+    found = _lowercase_secrets(int(time.time()))
+    args = create_args("A memory with secrets in its structured fields")
+    delta = args["semantic_delta"]
+    delta["tags"] = ["billing", found["tag"]]
+    delta["key"] = "billing." + found["key"]
+    delta["entities"][0]["kind"] = found["kind"]
+    delta["facts"][0]["predicate"] = found["predicate"]
+    result = vault.remember(args)
+    fields = {r["field"]: r["kind"] for r in result["redactions"]}
+    assert fields == {
+        "semantic_delta.tags[1]": "gitlab-token",
+        "semantic_delta.key": "slack-token",
+        "semantic_delta.entities[0].kind": "gitlab-token",
+        "semantic_delta.facts[0].predicate": "stripe-key",
+    }, result["redactions"]
+    text = (vault_path / result["path"]).read_text()
+    assert "redacted-gitlab-token" in text and "redacted_stripe_key" in text
+    assert "billing.redacted-slack-token" in text
+    history = git(vault_path, "log", "-p", "--all")
+    assert not [name for name, value in found.items() if value in history]
+
+
+def test_imports_redact_tags_kinds_and_relation_types(tmp_path: Path, vault_path: Path):
+    found = _lowercase_secrets(int(time.time()) + 1)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "n.md").write_text(
+        f"---\ntags: [keys, {found['tag']}]\n---\n# A note with a tagged key\n\nWords.\n"
+    )
+    graph = tmp_path / "memory.jsonl"
+    lines = [
+        {"type": "entity", "name": "Ana", "entityType": found["kind"], "observations": ["x"]},
+        {"type": "entity", "name": "Billing", "entityType": "service", "observations": ["y"]},
+        {"type": "relation", "from": "Ana", "to": "Billing", "relationType": found["predicate"]},
+    ]
+    graph.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for source, fmt in ((folder, "markdown"), (graph, "kg-jsonl")):
+        done = subprocess.run(
+            [sys.executable, "-m", "vault_tool", "import", str(source), "--format", fmt,
+             "--json", "--vault", str(vault_path)],
+            capture_output=True, text=True, env=os.environ.copy(),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["counts"]["redacted"] > 0, report
+        assert not [name for name, value in found.items() if value in done.stdout], done.stdout
+    history = git(vault_path, "log", "-p", "--all")
+    assert not [name for name, value in found.items() if value in history]
+
+
+# --- the retrieval ledger ------------------------------------------------------------------
+
+
+def test_search_queries_are_redacted_before_the_ledger_records_them(vault: Vault):
+    vault.remember(create_args("Where the deploy key lives"))
+    for secret in SECRETS:
+        if secret.one_line:
+            vault.search({"query": f"deploy key {secret.line}", "tags": ["deploy"]})
+    vault.search({"query": "deploy key"})
+    records = list(vault.ledger_records("search"))
+    assert len(records) == sum(s.one_line for s in SECRETS) + 1
+    ledger = json.dumps(records)
+    assert [s.kind for s in SECRETS if s.value in ledger] == []
+    assert "[REDACTED:github-token]" in ledger
+    files = b"".join(p.read_bytes() for p in vault.places.ledger.glob("*.jsonl"))
+    assert [s.kind for s in SECRETS if s.value.encode() in files] == []
+
+
+def test_a_client_name_given_to_the_engine_or_the_cli_is_redacted(vault: Vault, vault_path: Path):
+    github = next(s for s in SECRETS if s.kind == "github-token")
+    vault.remember(create_args("Written by a client named with a token"), client=github.value)
+    done = subprocess.run(
+        [sys.executable, "-m", "vault_tool", "remember", "-", "--client", github.value,
+         "--vault", str(vault_path)],
+        input=(
+            "---\nmemory_type: note\nentities:\n- {n: Ana, kind: person, is: engineer}\n"
+            "facts:\n- {subject: Ana, predicate: wrote, object: Ana}\n---\n"
+            "# A note from the command line\n\nWords.\n"
+        ), capture_output=True, text=True,
+        env=os.environ.copy(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert_nowhere_in_history(vault_path, [github])

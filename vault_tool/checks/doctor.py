@@ -15,9 +15,10 @@ from typing import Any
 from vault_tool.checks import activity
 from vault_tool.checks.checkup import Check, Checkup, count
 from vault_tool.checks.verify import Issue, Progress, VerifyReport, verify
-from vault_tool.errors import VaultError
+from vault_tool.errors import VaultError, VaultUnavailable
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION
 from vault_tool.storage import config as config_module
+from vault_tool.storage import repo_state
 from vault_tool.storage.git import FALLBACK_EMAIL, FALLBACK_NAME
 from vault_tool.storage.store import Store
 
@@ -47,6 +48,7 @@ def doctor(checkup: Checkup, progress: Progress | None = None) -> DoctorReport:
     checks = [
         _check_config(checkup),
         _check_git(checkup),
+        _check_git_index(checkup),
         _check_index(checkup, found),
         _check_files(by_kind),
         _check_uncommitted(checkup, by_kind),
@@ -117,11 +119,17 @@ def _check_git(checkup: Checkup) -> Check:
         return Check(
             "git", "fail", problem.message, fix="make a first commit, or re-create the vault"
         )
-    branch = _git_or_none(store, "symbolic-ref", "--quiet", "--short", "HEAD")
+    state = repo_state.read_state(store.repo.git_dir)
+    branch = state.branch
     name = _git_or_none(store, "config", "user.name")
     email = _git_or_none(store, "config", "user.email")
     where = f"on {branch}" if branch else "on a detached HEAD"
     details = [{"head": head, "branch": branch, "user.name": name, "user.email": email}]
+    if state.busy:
+        # The same refusal every write and hand edit meets until it is over.
+        busy = state.refusal(store.repo.git_dir)
+        details[0]["in_progress"] = state.operation
+        return Check("git", "fail", f"{where} at {head[:10]}; {busy.message}", details, busy.hint)
     if not (name and email):
         return Check(
             "git",
@@ -131,19 +139,37 @@ def _check_git(checkup: Checkup) -> Check:
             details,
             fix="git config --global user.name 'Your Name'; git config --global user.email you@x",
         )
-    if not branch:
-        return Check(
-            "git",
-            "warn",
-            f"{where} at {head[:10]}; commits are made by {name} <{email}>",
-            details,
-            fix="check out a branch (git switch main): commits on a detached HEAD get lost",
-        )
     return Check("git", "ok", f"{where} at {head[:10]}; commits by {name} <{email}>", details)
 
 
+def _check_git_index(checkup: Checkup) -> Check:
+    """git's index as git itself sees it: a damaged one fails every write after the first."""
+    store = checkup.store
+    damage = repo_state.index_damage(store.repo.git_dir)
+    if damage is not None:
+        return Check(
+            "git_index",
+            "fail",
+            f"git's index (.git/index) is damaged: {damage}; every write fails",
+            fix=repo_state.INDEX_HINT,
+        )
+    try:
+        # GIT_OPTIONAL_LOCKS=0: looking must not rewrite the index (doctor repairs nothing).
+        store.git("status", "--porcelain", "-uno", env={"GIT_OPTIONAL_LOCKS": "0"})
+        unmerged = repo_state.unmerged_paths(store.git)
+    except VaultError as problem:
+        fix = problem.hint if isinstance(problem, VaultUnavailable) else "see git's message"
+        return Check("git_index", "fail", f"git cannot read its index: {problem.message}", fix=fix)
+    if unmerged:
+        busy = repo_state.unmerged_busy(unmerged)
+        return Check(
+            "git_index", "fail", busy.message, [{"path": p} for p in unmerged], fix=busy.hint
+        )
+    return Check("git_index", "ok", "git reads its index (`git status` works)")
+
+
 def _check_index(checkup: Checkup, found: VerifyReport) -> Check:
-    if checkup.index is None:
+    if checkup.index is None or found.index == "damaged":
         issue = found.issues[0]
         return Check("index", "fail", issue.detail, fix=issue.fix)
     segments = checkup.index.segment_count()

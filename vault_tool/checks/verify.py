@@ -32,6 +32,8 @@ Progress = Callable[[int, int], None]
 FIXES = {
     "index_missing": "run `vault-tool reindex` (the index is a cache of the files)",
     "index_outdated": "run `vault-tool reindex` (this vault-tool reads a newer index format)",
+    "index_damaged": "run `vault-tool reindex` (the index is a cache of the files: nothing is "
+    "lost; a running server rebuilds it by itself)",
     "not_indexed": "run `vault-tool reindex`, or let a running watcher take the file in",
     "indexed_but_missing": "run `vault-tool reindex` to drop the entry",
     "stale_index": "run `vault-tool reindex`, or let a running watcher take the file in",
@@ -86,7 +88,7 @@ class VerifyReport:
     files: int = 0
     indexed: int = 0
     committed: int = 0
-    index: str = "ok"  # ok, missing or outdated
+    index: str = "ok"  # ok, missing, outdated or damaged
     issues: list[Issue] = field(default_factory=list)
 
     @property
@@ -117,11 +119,11 @@ class _Doc:
 
 
 def _documents(index: Index) -> dict[str, _Doc]:
-    with index.searcher() as searcher:
-        return {
-            f["path"]: _Doc(f["memory_id"], f["version_id"], f["blob"], f.get("key") or "")
-            for f in searcher.all_stored_fields()
-        }
+    stored = index.read(lambda searcher: list(searcher.all_stored_fields()))
+    return {
+        f["path"]: _Doc(f["memory_id"], f["version_id"], f["blob"], f.get("key") or "")
+        for f in stored
+    }
 
 
 def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
@@ -138,12 +140,18 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         head = {}  # no commit yet: doctor's git check says so
     docs = _documents(checkup.index) if checkup.index is not None else {}
     report.files, report.indexed, report.committed = len(on_disk), len(docs), len(head)
-    if checkup.index is None:
-        detail = (
-            "the search index is missing"
-            if checkup.index_state == "missing"
-            else f"the index has schema version {checkup.index_version}; "
-            f"this vault-tool uses {INDEX_SCHEMA_VERSION}"
+    if checkup.index is not None and checkup.index.damaged:
+        report.index = "damaged"  # (found only by reading it: its segments all opened)
+        report.issues.append(Issue("index_damaged", ".vault/index", checkup.index.damaged))
+    elif checkup.index is None:
+        detail = {
+            "missing": "the search index is missing",
+            "damaged": "the search index is damaged: a segment or its table of contents "
+            "cannot be read (a zero-length or truncated file)",
+        }.get(
+            checkup.index_state,
+            f"the index has schema version {checkup.index_version}; "
+            f"this vault-tool uses {INDEX_SCHEMA_VERSION}",
         )
         report.issues.append(Issue(f"index_{checkup.index_state}", ".vault/index", detail))
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.output import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.output import emit, open_vault, progress_callback, shown, vault_options
 from vault_tool.errors import UNHEALTHY
 
 _MARKS = {"ok": "[green]✓[/green]", "warn": "[yellow]![/yellow]", "fail": "[red]✗[/red]"}
@@ -50,7 +50,7 @@ def verify(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
         width = max(len(i.kind) for i in report.issues)
         for issue in report.issues:
             line = f":{issue.line}" if issue.line else ""
-            where = f"{issue.kind:<{width}}  {issue.path}{line}"
+            where = f"{issue.kind:<{width}}  {shown(issue.path)}{line}"
             out.print(f"{where}  {issue.detail}", markup=False)
         out.print(f"{_MARKS['fail']} {len(report.issues)} disagreements ({what}).")
         for kind in dict.fromkeys(i.kind for i in report.issues):
@@ -87,13 +87,13 @@ def doctor(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
             for row in check.details[:50]:
                 if "reason" in row:
                     line = f":{row['line']}" if row.get("line") else ""
-                    out.print(f"    {row['path']}{line}  {row['reason']}", markup=False)
+                    out.print(f"    {shown(row['path'])}{line}  {row['reason']}", markup=False)
                     if row.get("fix") and row["fix"] != check.fix:
                         out.print(f"      fix: {row['fix']}", markup=False)
                 elif "path" in row:
-                    out.print(f"    {row['path']}", markup=False)
+                    out.print(f"    {shown(row['path'])}", markup=False)
                 elif "entry" in row:
-                    paths = ", ".join(row["paths"])
+                    paths = ", ".join(shown(p) for p in row["paths"])
                     out.print(f"    {row['entry']}: {row['subject']} ({paths})", markup=False)
             if len(check.details) > 50:
                 out.print(f"    ... and {len(check.details) - 50} more (see --json)")

@@ -8,7 +8,13 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.output import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.output import (
+    emit,
+    open_vault,
+    progress_callback,
+    shown_in_markup,
+    vault_options,
+)
 
 
 @click.command()
@@ -22,7 +28,8 @@ def reindex(vault_path: str | None, as_json: bool) -> None:
     def render(out: Any) -> None:
         out.print(f"Indexed {len(report.indexed)} memories.")
         for path, problem in report.problems.items():
-            out.print(f"[yellow]{path}:{problem['line'] or ''} {problem['reason']}[/yellow]")
+            where = f"{shown_in_markup(path)}:{problem['line'] or ''}"
+            out.print(f"[yellow]{where} {shown_in_markup(problem['reason'])}[/yellow]")
 
     emit(result, as_json, render)
 
@@ -66,8 +73,9 @@ def commit(vault_path: str | None, as_json: bool) -> None:
     def render(out: Any) -> None:
         out.print(f"Committed {len(result['committed'])} hand edits.")
         for path, problem in report.problems.items():
-            where = f"{path}:{problem['line'] or ''}"
-            out.print(f"[yellow]{where} {problem['reason']} ({problem['hint']})[/yellow]")
+            where = f"{shown_in_markup(path)}:{problem['line'] or ''}"
+            what = shown_in_markup(f"{problem['reason']} ({problem['hint']})")
+            out.print(f"[yellow]{where} {what}[/yellow]")
 
     emit(result, as_json, render)
 

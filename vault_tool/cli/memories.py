@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.output import emit, open_vault, vault_options
+from vault_tool.cli.output import emit, open_vault, shown_in_markup, vault_options
 
 
 @click.command()
@@ -27,7 +27,7 @@ def show(memory_id: str, version: str | None, vault_path: str | None, as_json: b
 
     def render(out: Any) -> None:
         where = f"{result['memory_id']}  version {result['version_id'][:10]}  {result['path']}"
-        out.print(f"[dim]{where}[/dim]")
+        out.print(f"[dim]{shown_in_markup(where)}[/dim]")
         out.print(file_text, markup=False, end="")
 
     emit(result, as_json, render)

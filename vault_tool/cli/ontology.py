@@ -6,7 +6,13 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.output import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.output import (
+    emit,
+    open_vault,
+    progress_callback,
+    shown_in_markup,
+    vault_options,
+)
 
 DRY_RUN_HELP = "Show the diff of every file it would rewrite, and write nothing."
 
@@ -197,9 +203,11 @@ def _render_rewrite(out: Any, result: dict[str, Any]) -> None:
             elif line.startswith("@@"):
                 style = "cyan"
             out.print(Text(line, style=style))
-        out.print(f"[dim]Dry run: would commit {result['subject']!r}; nothing was written.[/dim]")
+        subject = shown_in_markup(repr(result["subject"]))
+        out.print(f"[dim]Dry run: would commit {subject}; nothing was written.[/dim]")
         return
-    out.print(f"{result['subject']}  [dim]commit {result['version_id'][:10]}[/dim]")
+    subject = shown_in_markup(result["subject"])
+    out.print(f"{subject}  [dim]commit {result['version_id'][:10]}[/dim]")
     for path in result["paths"]:
         out.print(f"  {path}", markup=False)
 

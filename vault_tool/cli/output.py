@@ -3,17 +3,26 @@
 Whether --json was given lives in click's context (its `meta`, shared by the root context
 and every command's), never in a module global, so runs in one process cannot leak into
 each other. Commands import this module, never `cli/app.py`.
+
+What is printed may quote file names, titles and ids. The console escapes control,
+text-direction and invisible characters in every string it prints (line breaks aside:
+the commands lay out their own lines), `shown()` escapes line breaks too for one name,
+and JSON carries those characters as JSON escapes (the same data), so nothing from a file
+can move the cursor, reorder a line or start a line of its own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from vault_tool.core import printable
 
 if TYPE_CHECKING:
     from vault_tool.errors import VaultError
@@ -69,16 +78,43 @@ def open_vault(vault_path: str | None, *, catch_up: bool = True) -> Iterator[Any
 def emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
     """Print data as JSON, or call render(console) for people."""
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        click.echo(as_json_text(data))
     else:
         render(console())
 
 
+def as_json_text(data: Any) -> str:
+    """data as indented JSON, unsafe characters escaped."""
+    return printable.escape_json(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def shown(value: Any) -> str:
+    """One name, title or id for a line of text: every unsafe character escaped, line
+    breaks included."""
+    return printable.escape(value)
+
+
+def shown_in_markup(value: Any) -> str:
+    """shown(value) for a string printed with rich markup: its brackets stay text."""
+    from rich.markup import escape
+
+    return escape(shown(value))
+
+
 def console(stderr: bool = False) -> Any:
-    """A rich console (imported on first use)."""
+    """A rich console (imported on first use) that escapes what it is given to print."""
+    return _escaping_console()(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+@functools.cache
+def _escaping_console() -> type:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    class EscapingConsole(Console):
+        def render_str(self, text: str, **options: Any) -> Any:
+            return super().render_str(printable.escape_except_newlines(text), **options)
+
+    return EscapingConsole
 
 
 def progress_callback(label: str) -> Callable[[int, int], None] | None:
@@ -105,8 +141,8 @@ def progress_callback(label: str) -> Callable[[int, int], None] | None:
 def report_error(problem: VaultError, as_json: bool) -> None:
     """An error as JSON on stdout (--json) or as two readable lines on stderr."""
     if as_json:
-        click.echo(json.dumps(problem.to_dict(), indent=2, ensure_ascii=False))
+        click.echo(as_json_text(problem.to_dict()))
         return
-    click.secho(f"error: {problem.message}", fg="red", err=True)
+    click.secho(f"error: {shown(problem.message)}", fg="red", err=True)
     if problem.hint:
-        click.echo(f"  fix: {problem.hint}", err=True)
+        click.echo(f"  fix: {shown(problem.hint)}", err=True)

@@ -6,7 +6,13 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.output import emit, open_vault, progress_callback, vault_options
+from vault_tool.cli.output import (
+    emit,
+    open_vault,
+    progress_callback,
+    shown_in_markup,
+    vault_options,
+)
 
 
 @click.command()
@@ -90,15 +96,17 @@ def search(
             )
             return
         for n, hit in enumerate(result["selected_hits"], 1):
-            about = f"{hit['memory_type']} · {hit['memory_id']} · score {hit['score']}"
-            where = f"{hit['path']} · version {hit['version_id'][:10]} · updated {hit['updated']}"
-            out.print(f"[bold]{n}. {hit['title']}[/bold]  [dim]{about}[/dim]")
+            memory_id, path = shown_in_markup(hit["memory_id"]), shown_in_markup(hit["path"])
+            about = f"{hit['memory_type']} · {memory_id} · score {hit['score']}"
+            where = f"{path} · version {hit['version_id'][:10]} · updated {hit['updated']}"
+            out.print(f"[bold]{n}. {shown_in_markup(hit['title'])}[/bold]  [dim]{about}[/dim]")
             out.print(f"   [dim]{where}[/dim]")
             if hit.get("superseded_by"):
                 out.print(f"   [yellow]superseded by {', '.join(hit['superseded_by'])}[/yellow]")
             for fact in hit["facts"]:
                 out.print(
-                    f"   · {fact['subject']} [italic]{fact['predicate']}[/italic] {fact['object']}"
+                    f"   · {shown_in_markup(fact['subject'])} [italic]{fact['predicate']}"
+                    f"[/italic] {shown_in_markup(fact['object'])}"
                 )
             if explain:
                 parts = ", ".join(f"{k} {v:.3f}" for k, v in hit["score_parts"].items())

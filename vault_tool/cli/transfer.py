@@ -57,9 +57,9 @@ def import_(path: str, fmt: str, dry_run: bool, vault_path: str | None, as_json:
         if dry_run:
             out.print(f"Would import {imported} of {_total(report)}; nothing was written.")
         elif report["version_id"]:
-            out.print(f"{report['subject']} ({report['version_id'][:10]}).")
+            out.print(f"{report['subject']} ({report['version_id'][:10]}).", markup=False)
         else:
-            out.print(f"Nothing to import from {path}; no commit.")
+            out.print(f"Nothing to import from {path}; no commit.", markup=False)
         _print_list(out, "Skipped", [f"{s['item']}: {s['reason']}" for s in report["skipped"]])
         _print_list(
             out,

@@ -161,34 +161,38 @@ def _checked_time(value: str | None, field_name: str) -> str | None:
     return value
 
 
-def prepare(content_md: str, delta: dict[str, Any], prefix: str = "") -> Draft:
-    """Redact secrets, then check what the schema cannot: H1, declared endpoints, dates."""
-    redactions: list[dict[str, Any]] = []
+# Fields whose schema fixes their shape get a marker of that shape; every other string a
+# call carries gets [REDACTED:<kind>].
+_WORD_FIELDS = {"tags": "-", "key": "-", "kind": "-", "predicate": "_", "supersedes": "-"}
 
-    def clean(text: str, where: str) -> str:
-        cleaned, found = redact.redact_text(text, prefix + where)
+
+def prepare(content_md: str, delta: dict[str, Any], prefix: str = "") -> Draft:
+    """Redact secrets in every string field, then check what the schema cannot: H1,
+    declared endpoints, dates."""
+    redactions: list[dict[str, Any]] = []
+    reshaped = False
+
+    def clean(value: Any, where: str, name: str) -> Any:
+        nonlocal reshaped
+        if isinstance(value, dict):
+            return {k: clean(v, f"{where}.{k}", k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v, f"{where}[{i}]", name) for i, v in enumerate(value)]
+        if not isinstance(value, str):
+            return value
+        separator = _WORD_FIELDS.get(name)
+        cleaned, found = redact.redact_text(value, prefix + where, redact.marker_for(separator))
         redactions.extend({"kind": r.kind, "field": r.field, "count": r.count} for r in found)
+        reshaped = reshaped or bool(found and separator)
         return cleaned
 
-    content = clean(content_md, "content_md")
-    delta = dict(delta)
-    delta["title"] = clean(delta["title"], "semantic_delta.title")
-    delta["entities"] = [
-        {
-            **e,
-            "n": clean(e["n"], f"semantic_delta.entities[{i}].n"),
-            "is": clean(e["is"], f"semantic_delta.entities[{i}].is"),
-        }
-        for i, e in enumerate(delta["entities"])
-    ]
-    delta["facts"] = [
-        {
-            **f,
-            "subject": clean(f["subject"], f"semantic_delta.facts[{i}].subject"),
-            "object": clean(f["object"], f"semantic_delta.facts[{i}].object"),
-        }
-        for i, f in enumerate(delta["facts"])
-    ]
+    content = clean(content_md, "content_md", "content_md")
+    delta = clean(delta, "semantic_delta", "semantic_delta")
+    if reshaped:  # the markers fit the fields' shapes; the schema says so, not this module
+        schema.validate(
+            {"mode": "create", "content_md": content, "semantic_delta": delta},
+            "remember.input.schema.json",
+        )
     _check_semantics(content, delta, prefix)
     return Draft(content, delta, redactions)
 

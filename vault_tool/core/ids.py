@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from vault_tool.core import printable, redact
 from vault_tool.errors import InvalidInput
 
 ULID_RE = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
@@ -70,6 +71,29 @@ _ID_HINT = (
     "use an id returned by search or remember: a 26-character ULID, or for a hand-made "
     "file its path without .md (for example notes/wombat)"
 )
+
+
+def path_problem(relpath: str) -> str | None:
+    """Why a file at this path may not be taken in, whatever its front matter says, or None.
+
+    Its name reaches ids, results, refusals, commit messages and logs: a control, line
+    separator, text-direction or invisible character could speak in the tool's voice or
+    disguise the name, and a secret would be committed with the name. The reason names
+    the characters escaped and the secret by its kind, never the name itself.
+    """
+    unsafe = printable.unsafe_characters(relpath)
+    if unsafe:
+        return (
+            f"its name holds control, text-direction or invisible characters "
+            f"({', '.join(unsafe)}); it is not taken in"
+        )
+    secrets = redact.find_secret_kinds(relpath)
+    if secrets:
+        return f"its name holds a secret ({', '.join(secrets)}); it is not taken in"
+    return None
+
+
+PATH_HINT = "rename the file"
 
 
 def is_memory_path(relpath: str) -> bool:

@@ -1,15 +1,30 @@
 """Detect and redact secrets in text before it is written to the git-backed vault.
 
 Anything committed to git lives forever in its history, so secrets are replaced by a
-`[REDACTED:<kind>]` marker on the way in. Rules are tuned for a low false-positive rate on
-the prose, commands and code snippets that agents keep as memories.
+`[REDACTED:<kind>]` marker on the way in (fields whose shape is fixed, such as tags, get a
+marker of their shape: `redacted-<kind>`). The rules follow gitleaks' published rules and
+detect-secrets' plugins for the shapes agents and people paste, tuned for a low
+false-positive rate on prose, commands and code; tests/unit/test_redact_corpus.py holds the
+corpus that measures both.
+
+Two ways a token gets broken up are undone before matching:
+- Zero-width characters (U+200B-U+200D, U+2060, U+FEFF, U+180E, soft hyphen U+00AD) are
+  ignored: a token split by one is found, and its redaction covers the whole original span,
+  invisible characters included.
+- A token of a known format (a fixed prefix: ghp_, sk-, AKIA, xoxb-, eyJ, ...) cut by one
+  line break (after an optional backslash, before the next line's indentation) is found
+  when the pieces together make the format and the next line goes on with token characters
+  that hold a digit (a random tail; a next line beginning with a word is never joined).
+  Keyed rules (assignments, URLs, headers) never join lines: their value ends with its line.
 """
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-_MARKER_PREFIX = "[REDACTED:"
+from vault_tool.core.secret_rules import MARKER_PREFIX, RULES, Rule
 
 
 @dataclass(frozen=True)
@@ -21,187 +36,143 @@ class Redaction:
     count: int
 
 
-@dataclass(frozen=True)
-class _Rule:
-    kind: str
-    pattern: re.Pattern[str]
-    # Named groups that hold the secret; the first one that took part is redacted, so that
-    # key names, URL users and hosts stay readable. Empty: the whole match is the secret.
-    groups: tuple[str, ...] = ()
-    # Rejects candidates that are not really secrets (placeholders, code, prose).
-    accept: Callable[[re.Match[str], str], bool] | None = None
-
-
-# Values that stand for a secret rather than being one: $VAR, ${VAR}, {{ var }}, {var},
-# <your password>, %(password)s, and markers left by an earlier redaction.
-_PLACEHOLDER_PREFIXES = ("$", "{", "<", "%(", _MARKER_PREFIX)
-_MASK = re.compile(r"[*xX•.\-_]+")
-_NON_SECRET_WORDS = frozenset(
-    {
-        "true",
-        "false",
-        "null",
-        "none",
-        "undefined",
-        "required",
-        "optional",
-        "redacted",
-        "string",
-        "bytes",
-        "bool",
-        "boolean",
-        "integer",
-        "number",
-        "secret",
-        "password",
-        "token",
-    }
-)
-# Bare values that are code, not data: calls, subscripts (`os.environ[`, `Optional[str]`)
-# and attribute paths (`settings.API_KEY`).
-_CODE_LIKE = re.compile(r"[A-Za-z_][\w.]*[(\[]|(?:[A-Za-z_]+\.)+[A-Za-z_]+$")
-# "Password: rotated monthly by ops" is a sentence, not an assignment.
-_PROSE_CONTINUES = re.compile(r"[ \t]+[A-Za-z]")
-
-
-def _is_placeholder(value: str) -> bool:
-    return value.startswith(_PLACEHOLDER_PREFIXES) or _MASK.fullmatch(value) is not None
-
-
-def _url_password_ok(match: re.Match[str], value: str) -> bool:
-    return not _is_placeholder(value)
-
-
-def _assigned_value_ok(match: re.Match[str], value: str) -> bool:
-    if len(value) < 4 or _is_placeholder(value):
-        return False
-    lowered = value.lower()
-    if lowered in _NON_SECRET_WORDS or lowered == match["key"].lower():
-        return False
-    if match["bare"] is None:
-        return True  # a quoted string is data, whatever it looks like
-    if value.startswith(("/", "./", "../", "~/")) or _CODE_LIKE.match(value):
-        return False
-    return not (value.isalpha() and _PROSE_CONTINUES.match(match.string, match.end()))
-
-
-# `=`, `:`, `:=` or `=>` with optional spaces, but not a `==` comparison or a `::` path; an
-# optional quote before it closes a quoted key as in JSON.
-_ASSIGN = r"""["']?[ \t]*(?::=|=>|[:=](?![:=]))[ \t]*"""
-
-# Order matters where patterns overlap: a span claimed by an earlier rule is not redacted again,
-# so whole key blocks go first, specific token formats before generic ones.
-_RULES: tuple[_Rule, ...] = (
-    _Rule(
-        "private-key",
-        re.compile(
-            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-            # A block cut short (no END line) is still a key: redact to the end of the text.
-            r".*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            re.DOTALL,
-        ),
-    ),
-    _Rule(
-        "slack-webhook",
-        re.compile(r"https://hooks\.slack\.com/services/(?P<secret>T[A-Z0-9]+/B[A-Z0-9]+/\w+)"),
-        ("secret",),
-    ),
-    _Rule(
-        "jwt",
-        re.compile(r"(?<![\w-])eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}"),
-    ),
-    _Rule("anthropic-key", re.compile(r"(?<![\w-])sk-ant-[\w-]{20,}")),
-    _Rule(
-        "openai-key",
-        # Real keys are random and so hold a digit; kebab-case names like sk-learn-... do not.
-        re.compile(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?(?=[\w-]*\d)[\w-]{20,}"),
-    ),
-    _Rule("stripe-key", re.compile(r"(?<!\w)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}")),
-    _Rule(
-        "github-token",
-        re.compile(r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_\w{50,})"),
-    ),
-    _Rule("gitlab-token", re.compile(r"(?<![\w-])(?:glpat|gldt|glrt|glptt)-[\w-]{20,}")),
-    _Rule("slack-token", re.compile(r"(?<![\w-])(?:xox[abeprs]|xapp)-[A-Za-z0-9-]{10,}")),
-    _Rule(
-        "aws-access-key-id",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}"
-            r"(?![A-Za-z0-9])"
-        ),
-    ),
-    _Rule("google-api-key", re.compile(r"(?<![\w-])AIza[\w-]{35}(?![\w-])")),
-    _Rule("npm-token", re.compile(r"(?<!\w)npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
-    _Rule(
-        "aws-secret-access-key",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key)"
-            + _ASSIGN
-            + r"""["']?(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"""
-        ),
-        ("secret",),
-    ),
-    _Rule(
-        "url-credentials",
-        re.compile(
-            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:(?P<secret>[^\s/@]+)@(?=[\w\[])"
-        ),
-        ("secret",),
-        _url_password_ok,
-    ),
-    _Rule(
-        "password-assignment",
-        re.compile(
-            # The key word must end the identifier (DB_PASSWORD, client_secret, x-api-key),
-            # so that `max_tokens` or `token_count` do not fire.
-            r"(?<![\w.-])(?P<key>[\w.-]*?(?i:pass(?:word|wd|phrase)|pwd|secret(?:[_-]?key)?"
-            r"|api[_-]?key|private[_-]?key|token))(?![\w-])"
-            + _ASSIGN
-            # A bare value stops at `;` or `&` only where the next `key=` of a connection string
-            # or query string begins, since passwords may contain either.
-            + r"""(?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'"""
-            + r"""|(?P<bare>(?:[^\s"'`,;&)]|[;&](?![\w.-]+=))+))"""
-        ),
-        ("dq", "sq", "bare"),
-        _assigned_value_ok,
-    ),
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200d\u2060\ufeff]+")
+_INVISIBLE_OR_WRAP = re.compile(
+    "[\u00ad\u180e\u200b-\u200d\u2060\ufeff]+"
+    # The next line goes on with token characters and a digit (a random tail, not a word).
+    r"|(?<=[\w+/=.-])\\?\r?\n[ \t]*(?=[\w+/=.-]*\d)"
 )
 
 
-def _secret_span(rule: _Rule, match: re.Match[str]) -> tuple[int, int] | None:
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _needed(rule: Rule, text: "_Stripped") -> bool:
+    """Whether text holds one of what the rule needs (a lowercase need: in any case)."""
+    if not rule.needs:
+        return True
+    return any(need in (text.folded if need.islower() else text.text) for need in rule.needs)
+
+
+class _Stripped:
+    """text without what `removable` matches, and the way back to positions in text."""
+
+    def __init__(self, text: str, removable: re.Pattern[str]) -> None:
+        kept: list[str] = []
+        self._at: list[int] = []  # where, in the stripped text, each removed piece was
+        self._shift: list[int] = []  # characters removed up to and including that piece
+        position = removed = 0
+        for match in removable.finditer(text):
+            kept.append(text[position : match.start()])
+            self._at.append(match.start() - removed)
+            removed += match.end() - match.start()
+            self._shift.append(removed)
+            position = match.end()
+        kept.append(text[position:])
+        self.text = "".join(kept) if self._at else text
+        self.folded = self.text.translate(_ASCII_LOWER)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of text that stripped text[start:end] came from."""
+        return self._origin(start), self._origin(end - 1) + 1
+
+    def _origin(self, i: int) -> int:
+        k = bisect_right(self._at, i)
+        return i + (self._shift[k - 1] if k else 0)
+
+
+def _secret_span(rule: Rule, match: re.Match[str], text: str) -> tuple[int, int] | None:
     group: str | int = next((name for name in rule.groups if match[name] is not None), 0)
-    if rule.accept is not None and not rule.accept(match, match[group]):
+    start, end = match.span(group)
+    if rule.accept is not None and not rule.accept(match, text[start:end]):
         return None
-    return match.span(group)
+    return start, end
+
+
+def _match(
+    rules: tuple[Rule, ...],
+    text: _Stripped,
+    found: list[tuple[int, int, str]],
+    original: str | None = None,
+) -> None:
+    """Add what rules find in text to found. With original: only tokens cut by one line break."""
+    for rule in rules:
+        if not _needed(rule, text):
+            continue
+        for match in rule.pattern.finditer(text.folded if rule.folded else text.text):
+            span = _secret_span(rule, match, text.text)
+            if span is None or span[0] == span[1]:
+                continue
+            start, end = text.span(*span)
+            if original is not None and original.count("\n", start, end) != 1:
+                continue
+            if any(start < taken_end and taken_start < end for taken_start, taken_end, _ in found):
+                continue
+            found.append((start, end, rule.kind))
 
 
 def _find_secrets(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret in text, in order of position, never overlapping."""
     found: list[tuple[int, int, str]] = []
-    for rule in _RULES:
-        for match in rule.pattern.finditer(text):
-            span = _secret_span(rule, match)
-            if span is None:
-                continue
-            start, end = span
-            if any(start < taken_end and taken_start < end for taken_start, taken_end, _ in found):
-                continue
-            found.append((start, end, rule.kind))
+    plain = _Stripped(text, _INVISIBLE)
+    rules = tuple(rule for rule in RULES if _needed(rule, plain))
+    wrapping = tuple(rule for rule in rules if rule.wraps)
+    if wrapping and "\n" in text:
+        # First, so that a wrapped token is not half-claimed by a rule that fits its first line.
+        joined = _Stripped(text, _INVISIBLE_OR_WRAP)
+        if joined.text != plain.text:
+            _match(wrapping, joined, found, original=text)
+    _match(rules, plain, found)
     return sorted(found)
 
 
-def redact_text(text: str, field: str) -> tuple[str, list[Redaction]]:
-    """Return text with every secret replaced by [REDACTED:<kind>], and what was redacted."""
+# Every kind a redaction can report, in rule order.
+KINDS = tuple(dict.fromkeys(rule.kind for rule in RULES))
+
+
+def marker(kind: str) -> str:
+    """What a secret of this kind is replaced by in free text."""
+    return f"{MARKER_PREFIX}{kind}]"
+
+
+def word_marker(kind: str, separator: str = "-") -> str:
+    """The marker for a field of fixed shape (a tag, key, kind or predicate)."""
+    return "redacted" + separator + kind.replace("-", separator)
+
+
+def marker_for(separator: str | None) -> Callable[[str], str]:
+    """marker for free text (separator None), else word_marker with that separator."""
+    if separator is None:
+        return marker
+    return lambda kind: word_marker(kind, separator)
+
+
+def redact_text(
+    text: str, field: str, replace: Callable[[str], str] = marker
+) -> tuple[str, list[Redaction]]:
+    """Return text with every secret replaced by replace(kind) ([REDACTED:<kind>] unless
+    told otherwise), and what was redacted."""
     pieces: list[str] = []
     counts: dict[str, int] = {}  # insertion order is order of first appearance
     position = 0
     for start, end, kind in _find_secrets(text):
         pieces.append(text[position:start])
-        pieces.append(f"{_MARKER_PREFIX}{kind}]")
+        pieces.append(replace(kind))
         position = end
         counts[kind] = counts.get(kind, 0) + 1
     pieces.append(text[position:])
     return "".join(pieces), [Redaction(kind, field, count) for kind, count in counts.items()]
+
+
+def redact_tree(value: Any) -> Any:
+    """A JSON-like value with every string in it redacted (for what is recorded or printed)."""
+    if isinstance(value, str):
+        return redact_text(value, "")[0]
+    if isinstance(value, list):
+        return [redact_tree(v) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_tree(v) for k, v in value.items()}
+    return value
 
 
 def find_secret_kinds(text: str) -> list[str]:

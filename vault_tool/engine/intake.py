@@ -23,6 +23,13 @@ from vault_tool.search.index import Index
 from vault_tool.storage import problems as recorded
 from vault_tool.storage.durable import replace_text
 from vault_tool.storage.git import blob_sha, commit_message
+from vault_tool.storage.repo_state import (
+    CONFLICT_HINT,
+    CONFLICT_REASON,
+    NestedFolders,
+    conflict_line,
+    read_state,
+)
 from vault_tool.storage.store import Store
 
 Progress = Callable[[int, int], None]
@@ -52,8 +59,15 @@ class Intake:
         self.root = store.root
 
     def catch_up(self, progress: Progress | None = None) -> SyncReport:
-        """Index what changed in the folder since the index last saw it; never rewrites files."""
+        """Index what changed in the folder since the index last saw it; never rewrites files.
+
+        Nothing while git is half-way through a merge, a rebase, a cherry-pick or a revert
+        (repo_state.py): the folder then holds its work in progress, read by the next
+        catch-up after it. A checkout of an older commit is indexed as it is.
+        """
         report = SyncReport()
+        if read_state(self.store.repo.git_dir).applying:
+            return report
         head = self.store.head_sha()
         known = self.index.states()
         on_disk = dict(self.store.iter_memory_paths())
@@ -109,7 +123,10 @@ class Intake:
         return sorted(p for p, v in indexed.items() if p in versions and versions[p] != v)
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
-        """Rebuild the index from the files."""
+        """Rebuild the index from the files (refused while catch_up would skip them)."""
+        state = read_state(self.store.repo.git_dir)
+        if state.applying:
+            raise state.refusal(self.store.repo.git_dir)
         with self.store.write_lock():
             self.index.clear()
         return self.catch_up(progress)
@@ -180,10 +197,15 @@ class Intake:
 
         A file that does not parse, or that holds a secret, is neither committed nor
         indexed: its last good version stays searchable and the problem is recorded for
-        `vault-tool doctor`. Files that equal what the index holds are skipped.
+        `vault-tool doctor`. Files that equal what the index holds are skipped. While git is
+        busy (repo_state.py) nothing is taken in: VaultBusy says why, and the caller retries.
+        Files of a repository or vault nested in this one are not this vault's: ignored.
         """
+        self.store.commits.require_committable()
         commit = self.store.config.auto_commit if commit is None else commit
         report = SyncReport()
+        nested = NestedFolders(self.root)
+        paths = [p for p in paths if not nested.holds(p)]
         problems = recorded.load(self.store.run_dir)
         with self.store.write_lock():
             known = {p: self.index.by_path(p) for p in paths}
@@ -203,6 +225,7 @@ class Intake:
                     continue
                 doc = known[path]
                 if data is None or stat is None:
+                    problems.pop(path, None)  # gone: whatever was wrong with it is gone too
                     if doc is not None or self.store.head_blob(path):
                         memory_id = doc.memory_id if doc else ids.path_id(path)
                         ready[path] = _Checked(memory_id, None, None, None)
@@ -242,8 +265,10 @@ class Intake:
         """Whether this file is already indexed and committed as it is (no lock taken).
 
         The watcher asks first, so the events of the tool's own writes never queue behind
-        (or hold up) the next write for the vault's lock.
+        (or hold up) the next write for the vault's lock. While git is busy it raises
+        VaultBusy, as sync_paths would, before any file is read.
         """
+        self.store.commits.require_committable()
         stat = _stat_or_none(self.root / path)
         if stat is None or not S_ISREG(stat.st_mode):
             return False  # gone, a FIFO (reading it would block), a symlink: sync_paths decides
@@ -314,7 +339,9 @@ class Intake:
         return self.store.last_commits(tracked)
 
     def take_in_offline_changes(self, progress: Progress | None = None) -> SyncReport:
-        """At start: commit hand edits made while nothing ran, then index whatever changed."""
+        """At start: commit hand edits made while nothing ran, then index whatever changed
+        (VaultBusy while git is busy: nothing is taken in then)."""
+        self.store.commits.require_committable()
         pending = self.store.uncommitted_paths()
         report = self.sync_paths(pending) if pending else SyncReport()
         caught = self.catch_up(progress)
@@ -329,7 +356,13 @@ class Intake:
 
 
 def _parse_memory(data: bytes, path: str) -> Memory:
-    """Parse a file; one without an id must have a path that can serve as its id."""
+    """Parse a file; one without an id must have a path that can serve as its id, and none
+    may hold conflict markers (they are git's work in progress, not a memory)."""
+    marker = conflict_line(data)
+    if marker is not None:
+        raise UnparseableFile(path, marker, CONFLICT_REASON, CONFLICT_HINT)
+    if (named := ids.path_problem(path)) is not None:  # whatever its id: see path_problem
+        raise UnparseableFile(path, None, named, ids.PATH_HINT)
     memory = parse(data.decode("utf-8"), path)
     if memory.id is None:
         try:

@@ -5,7 +5,8 @@ one append under a file lock, so a crashed process loses at most the record it w
 The fsync that protects against power loss is batched: it runs within FSYNC_DELAY seconds
 of a write (and at close), which keeps a disk flush off every search.
 Each record has a handle (`id`) that only operator commands see; search results never
-carry it.
+carry it. A query (and every string of its controls) is redacted before it is recorded:
+an agent that searches for a pasted token must not leave it on disk.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core import redact
 from vault_tool.core.ids import new_id
 from vault_tool.errors import InvalidInput, NotFound
 
@@ -53,8 +55,8 @@ class Ledger:
             "id": new_id(),
             "time": _now(),
             "client": client,
-            "query": query,
-            "controls": controls,
+            "query": redact.redact_text(query, "query")[0],
+            "controls": redact.redact_tree(controls),
             "total_matches": total_matches,
             "results": [
                 {

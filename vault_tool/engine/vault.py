@@ -20,6 +20,7 @@ from vault_tool.core.times import utc_now
 from vault_tool.engine import history
 from vault_tool.engine.intake import Intake, Progress, SyncReport
 from vault_tool.engine.ledger import Ledger
+from vault_tool.engine.recovery import Recovery
 from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client
 from vault_tool.errors import Cancelled, InvalidInput, NotFound
 from vault_tool.search import ranking, results
@@ -39,6 +40,7 @@ class Vault:
         self._ledger = Ledger(store.root)
         self._intake = Intake(store, index)
         self._writer = Writer(store, index)
+        self._recovery = Recovery(self._intake, index)  # rebuilds the index if it is damaged
         self.client = clean_client(client)
         self.root = store.root
         # True while a background catch-up runs: searches then say they may miss changes.
@@ -65,6 +67,7 @@ class Vault:
     def close(self) -> None:
         """Flush the ledger, release the index and every git helper process."""
         self._ledger.flush()
+        self._recovery.stop()
         self._index.close()
         self._store.close()
 
@@ -98,7 +101,7 @@ class Vault:
         with self._store.write_lock():
             doc, data, current = self._writer.current(call.memory_id, call.expected_version_id)
             if call.mode == "delete":
-                return self._writer.delete(doc, who)
+                return self._writer.delete(doc, who, data)
             return self._writer.update(doc, data, call.drafts[0], who, current)
 
     def search(
@@ -114,12 +117,8 @@ class Vault:
         if call.memory_id is not None:
             return self.read(call.memory_id)
         assert call.query is not None
-        controls = call.controls
-        with self._index.searcher() as searcher:
-            hits, total = ranking.rank(
-                searcher, call.query, controls, datetime.now(UTC), self._ledger.judgements()
-            )
-            vault_size = searcher.doc_count()
+        controls, now, judged = call.controls, datetime.now(UTC), self._ledger.judgements()
+        hits, total = self._index.read(lambda s: ranking.rank(s, call.query, controls, now, judged))
         words = query_words(call.query)
         selected = results.hit_entries(
             hits,
@@ -135,8 +134,8 @@ class Vault:
             "total_matches": total,
         }
         if not selected:
-            result["reason"] = "empty_vault" if vault_size == 0 else "nothing_relevant"
-        if self.catching_up:
+            result["reason"] = "empty_vault" if self.count() == 0 else "nothing_relevant"
+        if self.catching_up or self._recovery.running:
             result["index_catching_up"] = True
         self._ledger.record_search(
             query=call.query,

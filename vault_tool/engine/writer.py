@@ -102,7 +102,7 @@ class Writer:
         return None
 
     def write_new(self, new: list[tuple[Memory, str]], client: str) -> str:
-        changes = [Change(path, render(m).encode(), m.title) for m, path in new]
+        changes = [Change(path, render(m).encode(), m.title, expected=None) for m, path in new]
         if len(new) == 1:
             subject = f"Create {new[0][0].memory_type}: {new[0][0].title}"
         else:
@@ -130,6 +130,7 @@ class Writer:
             "source": client,
             "created": (old.created if old else None) or now,
             "extra": old.extra if old else {},
+            "bom": old.bom if old else False,
         }
         memory = memory_from_delta(
             draft.delta, draft.content_md, updated=old.updated if old else now, **keep
@@ -143,13 +144,14 @@ class Writer:
         message = commit_message(
             f"Update {memory.memory_type}: {memory.title}", [memory_id], client
         )
-        sha = self.store.apply([Change(doc.path, text, memory.title)], message)
+        sha = self.store.apply([Change(doc.path, text, memory.title, expected=data)], message)
         self.index_written([(memory, doc.path, text)], sha)
         return write_result("update", "updated", memory_id, sha, doc.path, draft.redactions)
 
-    def delete(self, doc: Indexed, client: str) -> dict[str, Any]:
+    def delete(self, doc: Indexed, client: str, data: bytes) -> dict[str, Any]:
+        """Delete the memory's file, refused if it no longer holds data (what was checked)."""
         message = commit_message(f"Delete {doc.memory_type}: {doc.title}", [doc.memory_id], client)
-        sha = self.store.apply([Change(doc.path, None, doc.title)], message)
+        sha = self.store.apply([Change(doc.path, None, doc.title, expected=data)], message)
         with self.index.writer() as writer:
             self.index.forget(writer, [doc.path])
         return write_result("delete", "deleted", doc.memory_id, sha, doc.path, [])
@@ -259,7 +261,9 @@ class Writer:
             memory = parse(old.decode("utf-8"), doc.path)
             subject = f"Restore {memory.memory_type}: {memory.title} to {sha[:10]}"
             message = commit_message(subject, [doc.memory_id], client)
-            version = self.store.apply([Change(doc.path, old, memory.title)], message)
+            version = self.store.apply(
+                [Change(doc.path, old, memory.title, expected=current)], message
+            )
             self.index_written([(memory, doc.path, old)], version)
         return write_result("update", "updated", doc.memory_id, version, doc.path, [])
 
@@ -323,7 +327,7 @@ class Writer:
                 if new == old:
                     continue
                 title = item.memory.title if item.memory else item.path
-                changes.append(Change(item.path, new, title))
+                changes.append(Change(item.path, new, title, expected=old))
                 diffs.append(unified_diff(item.path, old, new))
                 if item.memory is not None:
                     written.append((item.memory, item.path, new or b""))

@@ -62,7 +62,9 @@ def import_source(
         "skipped": len(report["skipped"]),
         "redacted": sum(r["count"] for r in report["redactions"]),
     }
-    return report
+    # Labels, notes and skip reasons quote the source (file names, entity names): the
+    # printed report holds no secret either.
+    return redact.redact_tree(report)
 
 
 def _plan(vault: Vault, items: list[Item], fmt: str, report: dict[str, Any]) -> list[Planned]:

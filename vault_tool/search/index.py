@@ -3,6 +3,9 @@
 The index is a cache of the files (deleting .vault/index loses nothing); documents.py says
 what it holds of each. Writers hold the vault lock; readers never block, and a searcher is
 reopened after each commit keeping the readers of every segment that is still there.
+A damaged index (disk.py says what counts) never fails a call: reads answer from the
+segments that can be read, a failed index update is dropped (the files and git have the
+write), and `damaged` plus the on_damage hook let the engine rebuild it from the files.
 """
 
 from __future__ import annotations
@@ -14,57 +17,30 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from vault_tool.errors import NotFound, VaultBusy
+from vault_tool.errors import NotFound, VaultBusy, VaultError
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION, Indexed, whoosh_schema
-from vault_tool.search.postings import per_reader
+from vault_tool.search.readers import read_toc, remember_missing_columns, segment_state
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _META_FILE = "vault-tool-index.json"
 # Writes merge segments themselves once there are this many; the leader merges earlier.
 MAX_SEGMENTS = 12
-# Reads of the index's table of contents raced by a merge that removes files (as Whoosh).
-TOC_ATTEMPTS = 10
 # The leader merges when there are more segments than this.
 MERGE_AT_SEGMENTS = 6
 
 
-def _remember_missing_columns() -> None:
-    """Make Whoosh remember that a segment has no length column for a field.
-
-    Writing postings asks for every posting's field length; for fields without lengths
-    (ID, KEYWORD, NUMERIC) Whoosh's per-document reader then checks the file system each
-    time, because it caches only the columns it found: 290,000 stat calls in a reindex of
-    3,000 files. A segment never changes once written, so a missing column stays missing.
-    """
-    from whoosh.codec import whoosh3
-
-    reader_class = whoosh3.W3PerDocReader
-    if getattr(reader_class, "_vault_patched", False):
-        return
-    found_or_not = reader_class._cached_reader
-
-    def cached_reader(self: Any, fieldname: str, column: Any) -> Any:
-        missing = per_reader(self, "missing columns", set)
-        if fieldname in missing:
-            return None
-        reader = found_or_not(self, fieldname, column)
-        if reader is None:
-            missing.add(fieldname)
-        return reader
-
-    reader_class._cached_reader = cached_reader
-    reader_class._vault_patched = True
-
-
 def index_state(root: Path) -> tuple[str, int | None]:
-    """ok, missing or outdated, and the schema version the index was built with (for checks,
-    which look without opening: Index.open() would build a missing index)."""
-    from whoosh import index as whoosh_index
+    """ok, missing, outdated or damaged, and the schema version the index was built with
+    (for checks, which look without opening: Index.open() would build a missing index)."""
+    from whoosh.reading import SegmentReader
+
+    from vault_tool.search.disk import DAMAGE, TOC_DAMAGE, storage
 
     folder = root / ".vault" / "index"
     try:
@@ -73,9 +49,33 @@ def index_state(root: Path) -> tuple[str, int | None]:
         return "missing", None
     if version != INDEX_SCHEMA_VERSION:
         return "outdated", version
-    if not whoosh_index.exists_in(str(folder)):
+    files = storage(folder)
+    if not files.index_exists():
         return "missing", version
+    try:
+        toc = files.open_index()._read_toc()
+    except TOC_DAMAGE:
+        return "damaged", version
+    for segment in toc.segments:  # a segment that cannot be opened cannot be searched
+        try:
+            SegmentReader(files, toc.schema, segment, generation=toc.generation).close()
+        except DAMAGE:
+            return "damaged", version
     return "ok", version
+
+
+class IndexDamaged(VaultError):
+    """A read of the index failed on damaged files (it is being rebuilt from the files)."""
+
+
+class _Dropped:
+    """A writer that drops what it is given, while the index cannot be written: the files
+    and git hold every write, and the rebuild indexes them."""
+
+    segments: tuple[Any, ...] = ()
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        return lambda *args, **kwargs: None
 
 
 class Index:
@@ -88,13 +88,16 @@ class Index:
         self._searcher: Any = None
         self._guard = threading.RLock()
         self.rebuilt = False
+        # What was found unreadable (None while all is well), and who rebuilds it.
+        self.damaged: str | None = None
+        self.on_damage: Callable[[], None] | None = None
 
     def open(self) -> Index:
         """Open the index, creating it (empty) when missing, broken or of an older schema."""
 
         from filelock import FileLock
 
-        _remember_missing_columns()
+        remember_missing_columns()
         with self._guard:
             if self._open_existing():
                 return self
@@ -108,7 +111,7 @@ class Index:
 
     def _open_existing(self) -> bool:
         """Open the index if it is there and current; False if it must be (re)built."""
-        from whoosh import index as whoosh_index
+        from vault_tool.search.disk import storage
 
         current = False
         with contextlib.suppress(OSError, ValueError, KeyError):
@@ -120,9 +123,10 @@ class Index:
         # missing file is retried; only an index that stays unreadable is rebuilt.
         for attempt in range(20):
             try:
-                if not whoosh_index.exists_in(str(self.dir)):
+                files = storage(self.dir)
+                if not files.index_exists():
                     return False
-                self._ix = whoosh_index.open_dir(str(self.dir))
+                self._ix = files.open_index()
                 return True
             except FileNotFoundError:
                 time.sleep(0.01 * (attempt + 1))
@@ -132,12 +136,13 @@ class Index:
         return False
 
     def _create(self) -> None:
-        from whoosh import index as whoosh_index
+        from vault_tool.search.disk import storage
 
         if self.dir.exists():
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True)
-        self._ix = whoosh_index.create_in(str(self.dir), whoosh_schema())
+        self._ix = storage(self.dir).create_index(whoosh_schema())
+        self.damaged = None
         # Written last: an index without it is unfinished and is rebuilt.
         meta = self.dir / f"{_META_FILE}.tmp"
         meta.write_text(json.dumps({"schema_version": INDEX_SCHEMA_VERSION}))
@@ -151,6 +156,19 @@ class Index:
             if self._ix is not None:
                 self._ix.close()
             self._create()
+
+    def start_over_if_damaged(self) -> bool:
+        """Empty the index if it is still damaged or gone (another process may have rebuilt
+        it meanwhile), and forget the damage; True if emptied (the caller holds the vault's
+        write lock, then catches up with the files)."""
+        with self._guard:
+            with contextlib.suppress(Exception):  # (readers of damaged files)
+                self._close_searcher()
+            self.damaged = None
+            if index_state(self.dir.parent.parent)[0] == "ok":
+                return False
+            self.clear()
+            return True
 
     def close(self) -> None:
         """Release the searcher and the index."""
@@ -177,6 +195,8 @@ class Index:
         # full reindex (10k: 19.7 s with the merge, 10.0 s without; queries over two
         # segments cost the same).
         options = {"procs": 2, "limitmb": 256, "multisegment": True} if bulk else {"limitmb": 128}
+        from vault_tool.search.disk import DAMAGE, TOC_DAMAGE
+
         try:
             writer = self._ix.writer(timeout=10.0, **options)
         except LockError:
@@ -184,23 +204,44 @@ class Index:
                 "the search index is locked by another process",
                 hint="retry in a moment; `vault-tool doctor` shows which process leads",
             ) from None
+        except TOC_DAMAGE as problem:
+            self._damaged(f"no writer could be opened ({problem})")
+            yield _Dropped()
+            return
         try:
             yield writer
+            # writer.segments: the segments it started from (reading the TOC again costs ~3 ms).
+            merge = optimize or len(getattr(writer, "segments", ())) >= MAX_SEGMENTS
+            writer.commit(optimize=optimize, merge=merge)
+        except (*DAMAGE, IndexDamaged) as problem:
+            # The files and git hold what was written; the rebuild indexes it from them.
+            with contextlib.suppress(Exception):
+                writer.cancel()
+            self._damaged(f"an update of it failed ({problem})")
         except BaseException:
-            writer.cancel()
+            with contextlib.suppress(*DAMAGE):
+                writer.cancel()
             raise
-        # writer.segments: the segments it started from (reading the TOC again costs ~3 ms).
-        merge = optimize or len(getattr(writer, "segments", ())) >= MAX_SEGMENTS
-        writer.commit(optimize=optimize, merge=merge)
 
     def segment_count(self) -> int:
         """How many segments the index has (each one costs every query a little)."""
-        return len(self._ix._segments())
+        from vault_tool.search.disk import TOC_DAMAGE
+
+        try:
+            return len(read_toc(self._ix).segments)
+        except TOC_DAMAGE as problem:
+            self._damaged(f"its table of contents cannot be read ({problem})")
+            return 0
 
     def merge_segments(self) -> None:
         """Merge small segments (the caller holds the vault's write lock)."""
+        from vault_tool.search.disk import TOC_DAMAGE
+
         with self._guard:
-            self._ix.writer(timeout=10.0).commit(merge=True)
+            try:
+                self._ix.writer(timeout=10.0).commit(merge=True)
+            except TOC_DAMAGE as problem:
+                self._damaged(f"a merge of its segments failed ({problem})")
 
     def optimize(self) -> None:
         """Merge every segment into one (the caller holds the vault's write lock)."""
@@ -209,57 +250,50 @@ class Index:
 
     @contextlib.contextmanager
     def searcher(self) -> Iterator[Any]:
-        """A searcher that sees the latest commit."""
+        """A searcher that sees the latest commit (leaving out what cannot be read)."""
+        from vault_tool.search.disk import DAMAGE
+        from vault_tool.search.readers import reopen
+
         with self._guard:
             if self._searcher is None or not self._searcher.up_to_date():
-                self._searcher = self._reopen(self._searcher)
-            yield self._searcher
+                # (Damage found while opening leaves out only what it found.)
+                self._searcher = reopen(self._ix, self._searcher, self._noted)
+            try:
+                yield self._searcher
+            except DAMAGE as problem:
+                self._damaged(f"a read of it failed ({problem})")
+                raise IndexDamaged(
+                    "the search index is damaged; it is being rebuilt from the files",
+                    hint="retry in a moment (nothing was lost: the files and git hold every "
+                    "memory), or run `vault-tool reindex`",
+                ) from None
 
-    def _reopen(self, old: Any) -> Any:
-        """A searcher of the latest commit that keeps old's reader of every segment still in
-        the index.
-
-        Opening a segment costs 1 ms at 10k and 10 ms at 100k, and after a write every
-        segment but the new one is still there (at most with more deletions). Whoosh's own
-        Searcher.refresh() is not used: it keeps readers of segments a merge removed and
-        leaves kept readers with their old deletions, so it can return old versions of
-        updated documents.
-        """
-        from whoosh.reading import EmptyReader, MultiReader, SegmentReader
+    def read(self, answer: Callable[[Any], T]) -> T:
+        """answer(searcher), over what can be read: a read that fails on damaged files is
+        asked again of the segments that still open (damage the first open did not see),
+        then of an empty index."""
+        from whoosh.reading import EmptyReader
         from whoosh.searching import Searcher
 
-        reusable: dict[str, Any] = {}
-        if old is not None:
-            for leaf, _ in old.reader().leaf_readers():
-                if leaf.segment() is not None:
-                    reusable[leaf.segment().segment_id()] = leaf
-        for attempt in range(TOC_ATTEMPTS):
-            toc = self._ix._read_toc()
-            readers, opened = [], []
-            try:
-                for segment in toc.segments:
-                    leaf = _rebound(reusable.get(segment.segment_id()), segment)
-                    if leaf is None:
-                        leaf = SegmentReader(
-                            self._ix.storage, toc.schema, segment, generation=toc.generation
-                        )
-                        opened.append(leaf)
-                    readers.append(leaf)
-                break
-            except OSError:
-                # A writer removed a segment's files (a merge) between our TOC read and open.
-                for leaf in opened:
-                    leaf.close()
-                if attempt == TOC_ATTEMPTS - 1:
-                    raise
-                time.sleep(0.05)
-        for leaf in reusable.values():
-            if all(leaf is not kept for kept in readers):
-                leaf.close()
-        if not readers:
-            return Searcher(EmptyReader(toc.schema), fromindex=self._ix)
-        # Always a MultiReader: it carries this generation, which up_to_date() compares.
-        return Searcher(MultiReader(readers, generation=toc.generation), fromindex=self._ix)
+        for _ in range(2):
+            with contextlib.suppress(IndexDamaged), self.searcher() as searcher:
+                return answer(searcher)
+        with Searcher(EmptyReader(whoosh_schema())) as searcher:
+            return answer(searcher)
+
+    def _damaged(self, what: str) -> None:
+        """Note that the index cannot be read, drop every reader of it (a reader opened
+        before the damage reads on into it), and have it rebuilt."""
+        with self._guard, contextlib.suppress(Exception):  # closing what broke may fail too
+            self._close_searcher()
+        self._noted(what)
+
+    def _noted(self, what: str) -> None:
+        if self.damaged is None:
+            log.warning("the search index is damaged: %s", what)
+        self.damaged = f"the search index is damaged: {what}"
+        if self.on_damage is not None:
+            self.on_damage()
 
     def _close_searcher(self) -> None:
         if self._searcher is not None:
@@ -275,8 +309,8 @@ class Index:
         caller holds the vault's write lock, so nothing commits in between).
         """
         with self.searcher() as searcher:
-            ours = [_state(leaf.segment()) for leaf, _ in searcher.reader().leaf_readers()]
-            if ours != [_state(segment) for segment in getattr(writer, "segments", [None])]:
+            ours = [segment_state(leaf.segment()) for leaf, _ in searcher.reader().leaf_readers()]
+            if ours != [segment_state(s) for s in getattr(writer, "segments", [None])]:
                 for path in paths:
                     writer.delete_by_term("path", path)
                 return
@@ -290,8 +324,8 @@ class Index:
         """Every document whose ID field equals value."""
         if not value:
             return []
-        with self.searcher() as searcher:
-            return [Indexed.from_stored(f) for f in searcher.documents(**{field: value})]
+        stored = self.read(lambda searcher: list(searcher.documents(**{field: value})))
+        return [Indexed.from_stored(f) for f in stored]
 
     def by_id(self, memory_id: str) -> Indexed | None:
         """The memory with this id; for a duplicated id, the one with the smallest path."""
@@ -318,11 +352,9 @@ class Index:
         """Every memory whose expires_at (epoch seconds) is at or before moment."""
         from whoosh import query as q
 
-        with self.searcher() as searcher:
-            return [
-                Indexed.from_stored(searcher.stored_fields(docnum))
-                for docnum in searcher.docs_for_query(q.NumericRange("expires_ts", 1, moment))
-            ]
+        due = q.NumericRange("expires_ts", 1, moment)
+        stored = self.read(lambda s: [s.stored_fields(d) for d in s.docs_for_query(due)])
+        return [Indexed.from_stored(f) for f in stored]
 
     def deltas(self) -> list[tuple[str, str, dict[str, Any]]]:
         """(path, memory id, semantic delta) of every indexed memory.
@@ -330,27 +362,28 @@ class Index:
         A list, read at once: the searcher's lock is held while it is read, and a caller
         working through the memories must not keep searches and writes waiting.
         """
-        with self.searcher() as searcher:
-            stored = list(searcher.all_stored_fields())
+        stored = self.read(lambda searcher: list(searcher.all_stored_fields()))
         return [
             (f["path"], f["memory_id"], json.loads(f["record"])["semantic_delta"]) for f in stored
         ]
 
     def states(self) -> dict[str, tuple[int, int, str]]:
         """path -> (mtime_ns, size, blob) of every indexed file: what catch-up compares."""
-        with self.searcher() as searcher:
-            reader = searcher.reader()
-            if reader.doc_count_all() == 0:
-                return {}  # (an empty index's reader has no columns)
-            path, mtime, size, blob = (
-                reader.column_reader(name) for name in ("path", "mtime_ns", "size", "blob")
-            )
-            return {path[d]: (mtime[d], size[d], blob[d]) for d in reader.all_doc_ids()}
+        return self.read(_states)
 
     def count(self) -> int:
         """Number of indexed files."""
-        with self.searcher() as searcher:
-            return searcher.doc_count()
+        return self.read(lambda searcher: searcher.doc_count())
+
+
+def _states(searcher: Any) -> dict[str, tuple[int, int, str]]:
+    reader = searcher.reader()
+    if reader.doc_count_all() == 0:
+        return {}  # (an empty index's reader has no columns)
+    path, mtime, size, blob = (
+        reader.column_reader(name) for name in ("path", "mtime_ns", "size", "blob")
+    )
+    return {path[d]: (mtime[d], size[d], blob[d]) for d in reader.all_doc_ids()}
 
 
 @contextlib.contextmanager
@@ -365,24 +398,3 @@ def scratch_searcher(documents: Iterable[dict[str, Any]]) -> Iterator[Any]:
     writer.commit()
     with ix.searcher() as searcher:
         yield searcher
-
-
-def _state(segment: Any) -> tuple[str, int] | None:
-    return (segment.segment_id(), segment.deleted_count()) if segment is not None else None
-
-
-def _rebound(leaf: Any, segment: Any) -> Any:
-    """leaf, made to read this segment's deletions; None when that cannot be done.
-
-    Deletions are the only thing of a segment a commit changes. Whoosh's segment reader
-    and per-document reader read them from the segment object they hold, and the reader
-    caches the set it filters postings with (deleted_docs_set) until it is dropped.
-    """
-    if leaf is None or _state(leaf.segment()) == _state(segment):
-        return leaf
-    perdoc = getattr(leaf, "_perdoc", None)
-    if not hasattr(leaf, "_segment") or not hasattr(perdoc, "_segment"):
-        return None  # (closed by the caller with the other readers it does not keep)
-    leaf._segment = perdoc._segment = segment
-    leaf.__dict__.pop("deleted_docs_set", None)
-    return leaf

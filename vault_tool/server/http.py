@@ -3,9 +3,10 @@
 The guard checks every request in this order, each with its own HTTP status: Host (421)
 and Origin (403) by exact match (origins.py; the SDK's own check, which matches ports by
 prefix, stays only as a second line behind ours), then the rate limit (429 with
-Retry-After), then the bearer token (401 with WWW-Authenticate). A token is required for any bind that is not loopback, and honoured on loopback when one is set.
-Read-only tokens see and may call `search` only; `remember` comes back as an isError
-result (code `forbidden`) so the agent reads why. Refusals go to the audit log.
+Retry-After), then the bearer token (401 with WWW-Authenticate). A token is required for
+any bind that is not loopback, and honoured on loopback when one is set. Read-only tokens
+see and may call `search` only; `remember` comes back as an isError result (code
+`forbidden`) so the agent reads why. Refusals go to the audit log.
 """
 
 from __future__ import annotations

@@ -18,9 +18,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from vault_tool.errors import VaultError
+from vault_tool.errors import InvalidInput, VaultError
 from vault_tool.storage.git import STALE_LOCK_SECONDS, Backoff, Git, held_too_long
 from vault_tool.storage.processes import git_processes
+from vault_tool.storage.repo_state import (
+    CONFLICT_HINT,
+    CONFLICT_REASON,
+    Guard,
+    conflict_line,
+    index_key,
+)
 from vault_tool.storage.trees import Entries, NotATree, edit_tree, mktree_input, tree_sha
 
 log = logging.getLogger(__name__)
@@ -49,6 +56,8 @@ class Committer:
         self._commits_since_gc = 0
         self._settings: dict[str, str] | None = None
         repo.take_over_index = self.bring_index_up
+        # Whether git is in the middle of something: then nothing may be committed.
+        self.guard = Guard(repo.git_dir, repo.run)
 
     def commit(
         self,
@@ -63,7 +72,10 @@ class Committer:
         Without a snapshot, the paths are committed as they are on disk (a missing one as
         removed). With one, exactly its bytes are committed even if a person saves a file
         again meanwhile (through `git commit`, git reads them from a scratch work tree).
+        Refused while git is busy (repo_state.py) and for a file holding conflict markers.
         """
+        on_disk = {p: _bytes_or_none(self.root / p) for p in paths} if snapshot is None else {}
+        self.require_committable(snapshot if snapshot is not None else on_disk)
         if self._plumbing_allowed():
             try:
                 return self._plumbing(paths, message, author_date, snapshot)
@@ -88,10 +100,21 @@ class Committer:
         after = self.repo.head_or_none()
         return after if after != before else None
 
+    def require_committable(self, files: Snapshot | None = None) -> None:
+        """Refuse, before anything is written, while git is busy (repo_state.py: VaultBusy)
+        and files (path -> bytes) that hold conflict markers (InvalidInput)."""
+        self.guard.require_idle()
+        for path, data in (files or {}).items():
+            if data is not None and conflict_line(data) is not None:
+                raise InvalidInput(f"{path} {CONFLICT_REASON}", hint=CONFLICT_HINT)
+
     def index_behind(self) -> bool:
         """Whether a commit's process died before updating git's index (bring_index_up)."""
         notes = self.pending_dir.is_dir() and any(self.pending_dir.iterdir())
-        return notes or (self.repo.git_dir / "index.lock").exists()
+        # A lock a live git holds (a person's `git commit` in its editor) is theirs: opening
+        # must not wait for it; the next write waits, and applies any notes then.
+        lock = self.repo.git_dir / "index.lock"
+        return notes or (lock.exists() and not git_processes(self.root))
 
     def bring_index_up(self) -> None:
         """Reset git's index entries a killed writer committed but never put in the index
@@ -289,6 +312,7 @@ class Committer:
                     raise held_too_long(str(lock)) from None
                 wait.pause()
         notes = sorted(self.pending_dir.glob("*.json")) if self.pending_dir.is_dir() else []
+        before = index_key(self.repo.git_dir)  # (no other git writes it while we hold the lock)
         try:
             with os.fdopen(fd, "wb") as copy:
                 if index.exists():
@@ -305,6 +329,7 @@ class Committer:
             lock.unlink(missing_ok=True)
             raise
         os.replace(lock, index)
+        self.guard.index_replaced(before)
         for note in notes:
             note.unlink(missing_ok=True)
 
@@ -313,6 +338,13 @@ class Committer:
         note = self.pending_dir / f"{time.time_ns()}-{os.getpid()}.json"
         note.write_text(json.dumps(paths))
         return note
+
+
+def _bytes_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (OSError, ValueError):
+        return None
 
 
 def _index_info(changes: dict[str, str | None]) -> bytes:

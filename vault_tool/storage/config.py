@@ -59,9 +59,14 @@ def resolve_vault_path(explicit: str | os.PathLike[str] | None) -> Path:
 
 
 def find_vault(path: str | os.PathLike[str]) -> Path:
-    """The vault at path, as an absolute path; VaultUnavailable saying how to get one if
-    there is none (a vault is a git work tree with a .vault folder)."""
-    root = Path(path).absolute()
+    """The vault at path, symlinks resolved; VaultUnavailable saying how to get one if
+    there is none (a vault is a git work tree with a .vault folder).
+
+    Resolved once here, the root compares equal to every path the system reports (a
+    process's /proc cwd, a file's realpath, watchdog's event paths), whichever alias of
+    the folder a person typed.
+    """
+    root = Path(path).resolve()
     if not (root / ".git").exists() or not (root / ".vault").is_dir():
         raise VaultUnavailable(
             f"no vault at {root}",

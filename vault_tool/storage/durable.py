@@ -3,32 +3,89 @@
 A new version is written to a temp file beside its target, fsynced, renamed over the target,
 and the folder fsynced so the rename itself survives a power cut. Temp files carry
 TMP_MARKER in their name: .gitignore hides them and the next open of the vault removes them.
+
+The seam for fault injection: every OS call that writes, syncs, links, renames or removes a
+memory file or a journal goes through one of the module-level names below (os_write,
+os_fsync, ...), looked up at each call. tests/faults.py swaps them, for one process, to make
+any single call write short, fail (ENOSPC, EIO, EFBIG) or end the process, or to run a
+person's save just before it. Product code never reassigns them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import secrets
 from pathlib import Path
 
 TMP_MARKER = ".vault-tmp-"
 
+# The seam (see the module docstring). Nothing else in the write path calls these directly.
+os_open = os.open
+os_write = os.write
+os_fsync = os.fsync
+os_link = os.link
+os_replace = os.replace
+os_unlink = os.unlink
 
-def temp_path(target: Path) -> Path:
-    """A fresh hidden temp file name beside target."""
-    return target.with_name(f".{target.name}{TMP_MARKER}{secrets.token_hex(4)}")
+
+def temp_path(target: Path, kind: str = "") -> Path:
+    """A fresh hidden temp file name beside target (kind: "old" for a kept old version)."""
+    return target.with_name(f".{target.name}{TMP_MARKER}{kind}{secrets.token_hex(4)}")
 
 
 def write_durably(path: Path, data: bytes) -> None:
-    """Write data to path and fsync it before returning."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    """Write all of data to path and fsync it, or raise (OSError) having written less."""
+    fd = os_open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         view = memoryview(data)
-        while view:  # os.write may write less than asked (a signal, a large buffer)
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        while view:  # os.write may write less than asked (a signal, a size limit, a full disk)
+            written = os_write(fd, view)
+            if written <= 0:  # no progress: a full disk that does not say so
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            view = view[written:]
+        os_fsync(fd)
+        if os.fstat(fd).st_size != len(data):
+            raise OSError(errno.EIO, f"wrote {len(data)} bytes but the file holds fewer", str(path))
     finally:
         os.close(fd)
+
+
+def keep_old(target: Path, kept: Path) -> None:
+    """Give target's current file a second name, kept (a hard link: no data blocks, so it
+    works on a full disk), to rename back over target if the write has to be undone.
+    FileNotFoundError if target does not exist."""
+    try:
+        os_link(target, kept)
+    except OSError as problem:
+        if problem.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
+            raise
+        write_durably(kept, target.read_bytes())  # a filesystem without hard links
+
+
+def create_exclusively(tmp: Path, target: Path) -> None:
+    """Put tmp in place as target, failing (FileExistsError) if target exists by now: a
+    file someone made meanwhile is never replaced. tmp may stay behind as a second name."""
+    try:
+        os_link(tmp, target)
+    except OSError as problem:
+        if problem.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV):
+            raise
+        if target.exists():  # no hard links here: checked, then renamed (a narrow window)
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target)) from None
+        os_replace(tmp, target)
+
+
+def replace(source: Path, target: Path) -> None:
+    """Rename source over target (atomic on one filesystem)."""
+    os_replace(source, target)
+
+
+def remove(path: Path) -> None:
+    """Remove a file if it is there."""
+    with contextlib.suppress(FileNotFoundError):
+        os_unlink(path)
 
 
 def replace_text(path: Path, text: str) -> None:
@@ -43,9 +100,9 @@ def replace_text(path: Path, text: str) -> None:
 
 def fsync_folder(folder: Path) -> None:
     """fsync a folder, so the renames and removals in it are on disk."""
-    fd = os.open(folder, os.O_RDONLY)
+    fd = os_open(folder, os.O_RDONLY)
     try:
-        os.fsync(fd)
+        os_fsync(fd)
     finally:
         os.close(fd)
 
@@ -65,3 +122,25 @@ def write_new(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
         path.write_text(text, encoding="utf-8", newline="\n")
+
+
+def describe_os_error(problem: OSError, what: str) -> tuple[str, str]:
+    """(message, hint) for an OSError that stopped a write of `what`, in plain words."""
+    code = problem.errno
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk is full: {what} could not be written", "free some disk space and retry"
+    if code == errno.EFBIG:
+        return (
+            f"a file-size limit (ulimit -f) stopped the write of {what}",
+            "raise the limit for this process and retry",
+        )
+    if code == errno.EIO:
+        return (
+            f"the disk reported an I/O error while {what} was written",
+            "check the disk (dmesg, SMART) and retry",
+        )
+    if code == errno.EROFS:
+        return f"the vault is on a read-only filesystem: {what} could not be written", (
+            "remount it read-write, or open the vault where it can be written"
+        )
+    return f"{problem.strerror or problem} while {what} was written", "fix the cause and retry"

@@ -23,6 +23,7 @@ from typing import Any
 
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 from vault_tool.storage.processes import git_processes
+from vault_tool.storage.repo_state import git_failure
 
 log = logging.getLogger(__name__)
 
@@ -166,10 +167,7 @@ class Git:
                     continue
                 if held or "index.lock" in stderr:
                     raise held_too_long(lock) from None
-                raise VaultError(
-                    f"git {args[0]} failed: {stderr.strip() or problem}",
-                    hint="run `vault-tool doctor`; nothing was changed",
-                ) from None
+                raise git_failure(args[0], stderr.strip() or str(problem)) from None
 
     def _clear_stale_lock(self, lock: Path) -> None:
         """Clear a git lock file of this repository if no git process could own it."""

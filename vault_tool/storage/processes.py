@@ -16,12 +16,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-# How often the leading watcher rewrites its heartbeat; three missed beats and it counts as gone.
+# How often the leading watcher rewrites its heartbeat; three missed beats and it counts as
+# gone (frozen or hung if its process lives), and another process may take its lease.
 HEARTBEAT_SECONDS = 1.0
+STALE_SECONDS = 3 * HEARTBEAT_SECONDS
 
 
 def git_processes(root: Path) -> list[int]:
     """Pids of git processes working in the vault that may hold its locks ([0]: cannot tell).
+
+    root must be resolved (config.find_vault resolves it): /proc reports resolved paths.
 
     A git started elsewhere with -C, --git-dir or --work-tree names the vault on its
     command line. GitPython's `git cat-file --batch` helpers (alive as long as a server
@@ -41,16 +45,31 @@ def git_processes(root: Path) -> list[int]:
             if b"cat-file" in argv:
                 continue
             # The command line first: another user's cwd cannot be read, their argv can.
-            if any(os.fsencode(root) in arg for arg in argv) or _works_in(pid_dir, root):
+            if _names(argv, root) or _works_in(pid_dir, root):
                 found.append(int(pid_dir.name))
         except OSError:
             continue
     return found
 
 
+def _names(argv: list[bytes], root: Path) -> bool:
+    """Whether a command line names the vault or a path in it (-C, --git-dir=, ...), by any
+    alias: each absolute path in it is resolved, as the kernel resolves a cwd."""
+    for arg in argv:
+        if os.fsencode(root) in arg:
+            return True
+        value = arg.split(b"=", 1)[1] if arg.startswith(b"--") and b"=" in arg else arg
+        if value.startswith(b"/") and _within(Path(os.path.realpath(os.fsdecode(value))), root):
+            return True
+    return False
+
+
 def _works_in(pid_dir: Path, root: Path) -> bool:
-    cwd = Path(os.readlink(pid_dir / "cwd"))
-    return cwd == root or root in cwd.parents
+    return _within(Path(os.readlink(pid_dir / "cwd")), root)  # (the kernel's resolved path)
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def flock_held(path: Path) -> bool:
@@ -123,5 +142,5 @@ def live_leader(run_dir: Path) -> dict[str, Any] | None:
     info = leader_record(run_dir)
     if info is None or not alive(int(info["pid"])):
         return None
-    fresh = time.time() - float(info.get("heartbeat", 0)) < 3 * HEARTBEAT_SECONDS
+    fresh = time.time() - float(info.get("heartbeat", 0)) < STALE_SECONDS
     return info if fresh else None

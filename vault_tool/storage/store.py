@@ -1,10 +1,11 @@
 """The vault folder and its repository: atomic writes, the vault lock, crash repair.
 
-Every change to memory files goes through Store.apply(): journal -> temp file -> fsync ->
-rename -> commit only the touched paths -> confirm. A crash anywhere leaves either the old
-state or a renamed-but-uncommitted file that the next open() commits (repair). A Store has
-a Git (git.py: running git, what git knows) and a Committer (commits.py: how a commit is
-made); it answers the engine's questions about git by asking its Git.
+Every change to memory files goes through Store.apply(): secret check -> journal -> temp
+file -> fsync -> keep the old file (a hard link) -> compare -> rename -> commit only the
+touched paths -> confirm (changes.py puts the files in place and undoes them). A crash
+anywhere leaves either the old state or a renamed-but-uncommitted file that the next open()
+commits (repair). A Store has a Git (git.py: running git, what git knows) and a Committer
+(commits.py: how a commit is made); it answers the engine's questions about git by asking its Git.
 """
 
 from __future__ import annotations
@@ -16,21 +17,24 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vault_tool.core.ids import is_memory_path
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError
 from vault_tool.storage import config as config_module
-from vault_tool.storage.commits import Committer, Snapshot
-from vault_tool.storage.durable import (
-    fsync_folder,
-    remove_empty_folders,
-    temp_path,
-    write_durably,
-    write_new,
+from vault_tool.storage.changes import (
+    UNCHECKED,
+    UNDO_SUFFIX,
+    Change,
+    Placing,
+    failure,
+    finish_undo,
+    is_undo_journal,
+    refuse_secrets,
 )
+from vault_tool.storage.commits import Committer, Snapshot
+from vault_tool.storage.durable import write_new
 from vault_tool.storage.git import (
     FALLBACK_EMAIL,
     FALLBACK_NAME,
@@ -39,6 +43,7 @@ from vault_tool.storage.git import (
     clear_git_environment,
     open_repo,
 )
+from vault_tool.storage.repo_state import NESTED_MARKERS, NestedFolders
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +61,7 @@ GITATTRIBUTES = """\
 """
 
 
-@dataclass(frozen=True)
-class Change:
-    """One path to write (data) or delete (data is None), with a title for messages."""
-
-    path: str
-    data: bytes | None
-    title: str = ""
+__all__ = ["UNCHECKED", "Change", "Store"]
 
 
 class Store:
@@ -119,7 +118,7 @@ class Store:
     @classmethod
     def init(cls, root: Path, readme: str | None = None) -> Store:
         """Make a new vault: folder, git repository, settings, and the first commit."""
-        root = Path(root).absolute()
+        root = Path(root).resolve()  # (as find_vault: the paths the system reports are)
         if (root / ".vault").exists():
             raise InvalidInput(
                 f"{root} is already a vault", hint="use it as it is, or pick a new folder"
@@ -181,6 +180,7 @@ class Store:
             except Timeout:
                 raise busy from None
             try:
+                self._finish_failed_undos()  # before anyone reads a failed write's bytes
                 yield
             finally:
                 self._lock.release()
@@ -224,6 +224,8 @@ class Store:
                 entries = list(os.scandir(folder))
             except OSError:
                 continue
+            if folder != self.root and any(e.name in NESTED_MARKERS for e in entries):
+                continue  # another repository or vault inside this one: its files are its own
             for entry in entries:
                 if entry.name.startswith(".") or entry.is_symlink():
                     continue
@@ -260,9 +262,9 @@ class Store:
         out = self.git(
             "-c", "core.quotepath=off", "status", "--porcelain=v1", "-z", "-uall", "--no-renames"
         )
-        paths = []
+        paths, nested = [], NestedFolders(self.root)
         for record in out.split("\0"):
-            if len(record) > 3 and is_memory_path(record[3:]):
+            if len(record) > 3 and is_memory_path(record[3:]) and not nested.holds(record[3:]):
                 paths.append(record[3:])
         return paths
 
@@ -271,50 +273,36 @@ class Store:
     def apply(self, changes: list[Change], message: str, *, author_date: str | None = None) -> str:
         """Write or delete files atomically and commit exactly those paths. Returns the sha.
 
-        The caller holds write_lock(). If any step fails, the files and the git index are
-        put back as they were and the error is raised.
+        The caller holds write_lock(). Nothing is written if a file would hold a secret, or
+        if a target no longer holds the bytes its change was planned from (Change.expected).
+        If any step fails, the files and the git index are put back as they were and the
+        error is raised (changes.py: how, and how a crash or a failed undo is finished).
         """
+        self.commits.require_committable({c.path: c.data for c in changes})  # git idle, no markers
+        refuse_secrets(changes)
         journal = self._journal_dir / f"{time.time_ns()}-{os.getpid()}.json"
-        staged: list[tuple[Change, Path, bytes | None]] = []
-        self._journal_dir.mkdir(parents=True, exist_ok=True)
-        entries = []
-        for change in changes:
-            target = self.resolve(change.path)
-            tmp = temp_path(target)
-            entries.append(
-                {
-                    "path": change.path,
-                    "tmp": tmp.relative_to(self.root).as_posix(),
-                    "blob": blob_sha(change.data) if change.data is not None else None,
-                    "title": change.title,
-                }
-            )
-        write_durably(journal, json.dumps({"message": message, "entries": entries}).encode())
+        placing = Placing(self.root, journal, changes, message, self.resolve, self.head_sha)
+        committing = False
         try:
-            for change, entry in zip(changes, entries, strict=True):
-                target = self.root / change.path
-                old = target.read_bytes() if target.exists() else None
-                staged.append((change, target, old))
-                if change.data is None:
-                    if old is not None:
-                        target.unlink()
-                        fsync_folder(target.parent)
-                else:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = self.root / entry["tmp"]
-                    write_durably(tmp, change.data)
-                    os.replace(tmp, target)
-                    fsync_folder(target.parent)
+            placing.put_in_place()
+            committing = True
             sha = self.commits.commit([c.path for c in changes], message, author_date=author_date)
             if sha is None:
                 raise VaultError(
                     "git reported success but made no commit", hint="run `vault-tool doctor`"
                 )
-        except BaseException:
-            self._roll_back(staged, entries)
-            journal.unlink(missing_ok=True)
-            raise
-        journal.unlink(missing_ok=True)
+        except BaseException as problem:
+            undo_failed = placing.undo(problem)
+            if committing:  # (before it, git's index was not touched: a person's staging stays)
+                with contextlib.suppress(VaultError):
+                    self.git("reset", "--quiet", "--", *[c.path for c in changes])
+            if undo_failed is not None:
+                raise undo_failed from problem
+            reported = failure(problem, placing)
+            if reported is problem:
+                raise
+            raise reported from problem
+        placing.finish()
         return sha
 
     def commit_paths(
@@ -325,6 +313,7 @@ class Store:
         With a snapshot (path -> the bytes the caller checked, None for gone), exactly those
         bytes are committed even if a person saves the file again meanwhile.
         """
+        self.commits.require_committable()  # before any file is touched: git must not be busy
         files = snapshot if snapshot is not None else {p: self.read_bytes(p) for p in paths}
         changed = [p for p in paths if not self.matches_head(p, files.get(p))]
         # A file made and removed again before any commit may still be staged (a commit
@@ -339,25 +328,34 @@ class Store:
     def repair(self) -> list[str]:
         """Finish or discard what crashed writers left; returns the shas of repair commits.
 
-        A file that was renamed into place is committed; a temp file is removed; a path
-        whose bytes are neither the old nor the new version was edited by a person and
-        is left alone. The caller holds write_lock().
+        A write whose files all reached the disk is committed, one cut short is undone
+        whole from its kept old versions (never committed in part); temp files are removed;
+        a file holding neither version was edited by a person and is left alone. Failed
+        undos are finished by write_lock(). The caller holds write_lock().
         """
         made = []
         for journal in sorted(self._journal_dir.glob("*.json")):
+            if is_undo_journal(journal):
+                continue  # its undo failed again (write_lock): the next write tries again
             try:
                 record = json.loads(journal.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 # The crash hit while the journal itself was written: no file was touched yet.
                 journal.unlink(missing_ok=True)
                 continue
+            entries = record["entries"]
+            done = [self._holds(entry["path"], entry["blob"]) for entry in entries]
+            if not all(done) and all(entry.get("keep") for entry in entries):
+                # A write of several files cut short: undone whole, never committed in part.
+                finish_undo(self.root, record, self.read_bytes)
+                journal.unlink(missing_ok=True)
+                continue
             to_commit, titles = [], []
-            for entry in record["entries"]:
+            for entry, holds in zip(entries, done, strict=True):
                 (self.root / entry["tmp"]).unlink(missing_ok=True)
-                data = self.read_bytes(entry["path"])
-                disk = blob_sha(data) if data is not None else None
-                head = self.head_blob(entry["path"])
-                if disk == entry["blob"] and head != disk:
+                if entry.get("keep"):
+                    (self.root / entry["keep"]).unlink(missing_ok=True)
+                if holds and self.head_blob(entry["path"]) != entry["blob"]:
                     to_commit.append(entry["path"])
                     titles.append(entry["title"] or entry["path"])
             if to_commit:
@@ -373,21 +371,28 @@ class Store:
             journal.unlink(missing_ok=True)
         return made
 
-    def _roll_back(
-        self, staged: list[tuple[Change, Path, bytes | None]], entries: list[dict]
-    ) -> None:
-        for change, target, old in reversed(staged):
-            with contextlib.suppress(OSError):
-                if old is None:
-                    target.unlink(missing_ok=True)
-                    remove_empty_folders(target.parent, self.root)
-                else:
-                    tmp = temp_path(target)
-                    write_durably(tmp, old)
-                    os.replace(tmp, target)
-            log.info("rolled back %s", change.path)
-        for entry in entries:
-            (self.root / entry["tmp"]).unlink(missing_ok=True)
-        if staged:
+    def _holds(self, relpath: str, blob: str | None) -> bool:
+        """Whether the file at relpath has this blob (None: there is no file)."""
+        data = self.read_bytes(relpath)
+        return (blob_sha(data) if data is not None else None) == blob
+
+    def _finish_failed_undos(self) -> set[str]:
+        """Undo what failed writes could not undo themselves (their undo journals), under
+        the write lock; the paths put back. Tried again at every write_lock() until it works."""
+        undone: set[str] = set()
+        for journal in sorted(self._journal_dir.glob(f"*{UNDO_SUFFIX}")):
+            try:
+                record = json.loads(journal.read_text(encoding="utf-8"))
+                finish_undo(self.root, record, self.read_bytes)
+            except ValueError:
+                journal.unlink(missing_ok=True)
+                continue
+            except OSError as problem:
+                log.warning("could not finish undoing a failed write yet: %s", problem)
+                continue
+            paths = [entry["path"] for entry in record["entries"]]
             with contextlib.suppress(VaultError):
-                self.git("reset", "--quiet", "--", *[c.path for c, _, _ in staged])
+                self.git("reset", "--quiet", "--", *paths)
+            journal.unlink(missing_ok=True)
+            undone.update(paths)
+        return undone

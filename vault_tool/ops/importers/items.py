@@ -82,8 +82,10 @@ def prepare(item: Item) -> tuple[Memory, list[dict[str, Any]]]:
     """
     found: list[redact.Redaction] = []
 
-    def clean(text: str, where: str) -> str:
-        cleaned, hits = redact.redact_text(text, where)
+    def clean(text: str, where: str, separator: str | None = None) -> str:
+        cleaned, hits = redact.redact_text(text, where, redact.marker_for(separator))
+        if separator is not None:  # the reader may have redacted it while reshaping it
+            hits += [redact.Redaction(r.kind, where, r.count) for r in _premarked(text)]
         found.extend(hits)
         return cleaned
 
@@ -101,11 +103,12 @@ def prepare(item: Item) -> tuple[Memory, list[dict[str, Any]]]:
             item.notes.append(f"entity name shortened to {NAME_MAX} characters: {name}")
         renamed[entity.n] = name
         gloss = shorten(clean(entity.gloss, f"entities[{i}].is"), GLOSS_MAX) or "imported entity"
-        entities.setdefault(name, Entity(name, kind_of(entity.kind, "thing"), gloss))
+        kind = kind_of(clean(entity.kind, f"entities[{i}].kind", "-"), "thing")
+        entities.setdefault(name, Entity(name, kind, gloss))
     facts = [
         Fact(
             renamed.get(f.subject) or shorten(clean(f.subject, f"facts[{i}].subject"), NAME_MAX),
-            f.predicate,
+            clean(f.predicate, f"facts[{i}].predicate", "_"),
             renamed.get(f.object) or shorten(clean(f.object, f"facts[{i}].object"), NAME_MAX),
             f.valid_from,
             f.valid_until,
@@ -115,7 +118,7 @@ def prepare(item: Item) -> tuple[Memory, list[dict[str, Any]]]:
     body = normalize_body(clean(memory.body, "content_md"))
     if first_h1(body) is None:
         body = normalize_body(f"# {title}\n\n{body}")
-    tags = tuple(dict.fromkeys(memory.tags))
+    tags = tuple(dict.fromkeys(clean(t, f"tags[{i}]", "-") for i, t in enumerate(memory.tags)))
     if len(tags) > TAGS_MAX:
         item.notes.append(f"kept the first {TAGS_MAX} of {len(tags)} tags")
     extra = {k: _clean_value(v, f"front_matter.{k}", clean) for k, v in memory.extra.items()}
@@ -126,6 +129,8 @@ def prepare(item: Item) -> tuple[Memory, list[dict[str, Any]]]:
         facts=tuple(facts),
         tags=tags[:TAGS_MAX],
         extra=extra,
+        key=clean(memory.key, "key", "-") if memory.key else None,
+        supersedes=tuple(clean(m, "supersedes", "-") for m in memory.supersedes),
     )
     try:
         parse(render(memory), item.label)  # the schema and the H1, as any file is checked
@@ -164,9 +169,24 @@ def shorten(text: Any, limit: int) -> str:
     return cut.rstrip() + "…"
 
 
+def _unsecret(text: Any, separator: str) -> str:
+    """Text with its secrets replaced by word markers before it is reshaped: lowercasing and
+    snake_casing could make a secret unrecognisable while keeping most of its characters.
+    prepare() counts the markers as redactions."""
+    return redact.redact_text(str(text), "", redact.marker_for(separator))[0]
+
+
+def _premarked(text: str) -> list[redact.Redaction]:
+    """The word markers _unsecret left in a reshaped field, as redactions (field unset)."""
+    kinds = [
+        kind for kind in redact.KINDS if redact.word_marker(kind, "_") in text.replace("-", "_")
+    ]
+    return [redact.Redaction(kind, "", 1) for kind in kinds]
+
+
 def snake_case(text: str, default: str) -> str:
     """A predicate from free text: 'works at' and 'worksAt' -> 'works_at'."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", str(text))
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", _unsecret(text, "_"))
     ascii_text = unicodedata.normalize("NFKD", spaced).encode("ascii", "ignore").decode()
     words = re.findall(r"[a-z0-9]+", ascii_text.lower())
     if not words:
@@ -179,8 +199,8 @@ def snake_case(text: str, default: str) -> str:
 
 def kind_of(text: str, default: str) -> str:
     """An entity kind from free text: 'Person' -> 'person', 'Tool / Library' -> 'tool_library'."""
-    ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode()
-    kind = re.sub(r"[^a-z0-9_-]+", "_", ascii_text.lower()).strip("_-")
+    ascii_text = unicodedata.normalize("NFKD", _unsecret(text, "-")).encode("ascii", "ignore")
+    kind = re.sub(r"[^a-z0-9_-]+", "_", ascii_text.decode().lower()).strip("_-")
     if not kind:
         return default
     if not kind[0].isalpha():
@@ -190,8 +210,8 @@ def kind_of(text: str, default: str) -> str:
 
 def normalize_tag(raw: Any) -> str | None:
     """A tag in the vault's pattern (lowercase letters, digits, _ / -), or None if none is left."""
-    ascii_text = unicodedata.normalize("NFKD", str(raw)).encode("ascii", "ignore").decode()
-    tag = re.sub(r"[^a-z0-9_/-]+", "-", ascii_text.strip().lstrip("#").lower())
+    ascii_text = unicodedata.normalize("NFKD", _unsecret(raw, "-")).encode("ascii", "ignore")
+    tag = re.sub(r"[^a-z0-9_/-]+", "-", ascii_text.decode().strip().lstrip("#").lower())
     tag = re.sub(r"^[^a-z0-9]+", "", tag)[:TAG_MAX].rstrip("-/")
     return tag if _TAG_RE.match(tag) else None
 

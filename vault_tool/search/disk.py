@@ -1,0 +1,80 @@
+"""The index's files on disk: written durably, read without mmap, damage told apart.
+
+Whoosh writes a segment (one compound `.seg` file), then a new table of contents
+(`_MAIN_<gen>.toc`) naming it, by rename. Unsynced, a power cut can leave a TOC that names
+a segment whose bytes never reached the disk (a zero-length or truncated file), so the
+segment and the TOC are fsynced before the rename, and the folder after it.
+
+Whoosh maps segment files into memory by default; a file truncated under a live map (by a
+person, a disk tool, a restore) kills the process with SIGBUS on the next read. Read with
+plain file reads, the same truncation raises an error this module names as damage, and the
+index is rebuilt from the files.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+from whoosh.filedb.filestore import FileStorage
+from whoosh.index import IndexError as WhooshIndexError
+
+# What reading a missing, zero-length or truncated index file raises in Whoosh (each one
+# seen by cutting a segment at every length from 0 bytes to its size less one, with the
+# segment opened before the cut and after): a short read fails to unpack (struct.error)
+# or to unpickle (EOFError, UnpicklingError), a cut compressed block fails to inflate
+# (zlib.error), a file gone is an OSError, an index with no TOC left Whoosh's IndexError.
+DAMAGE: tuple[type[BaseException], ...] = (
+    OSError,
+    EOFError,
+    struct.error,
+    zlib.error,
+    pickle.UnpicklingError,
+    WhooshIndexError,
+)
+# A zero-length TOC fails inside Whoosh's varint decoding with a TypeError (ord of b"").
+TOC_DAMAGE = (*DAMAGE, TypeError)
+
+
+class DurableStorage(FileStorage):
+    """A Whoosh FileStorage that fsyncs segments and TOCs and never maps files into memory."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(str(path), supports_mmap=False)
+
+    def create_file(self, name: str, excl: bool = False, mode: str = "wb", **kwargs: Any) -> Any:
+        stream = super().create_file(name, excl, mode, **kwargs)
+        # Only the compound segment and the TOC outlive the commit: the per-field files
+        # are copied into the segment and deleted, so syncing them would buy nothing.
+        if name.endswith(".seg") or ".toc." in name:
+            stream.onclose = _synced(stream.onclose)
+        return stream
+
+    def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
+        super().rename_file(oldname, newname, safe)
+        if newname.endswith(".toc"):
+            fd = os.open(self.folder, os.O_RDONLY)
+            try:
+                os.fsync(fd)  # the rename itself, so the new TOC survives a power cut
+            finally:
+                os.close(fd)
+
+
+def _synced(then: Any) -> Any:
+    def close(stream: Any) -> None:
+        if then is not None:
+            then(stream)
+        raw = stream.raw_file()
+        raw.flush()
+        os.fsync(raw.fileno())
+
+    return close
+
+
+def storage(folder: Path) -> DurableStorage:
+    """The storage of the index in folder."""
+    return DurableStorage(folder)
