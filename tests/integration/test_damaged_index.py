@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli_support import invoke
-from tests.helpers import create_args, eventually
+from tests.helpers import create_args, delta, eventually, git
 from vault_tool.engine.vault import Vault
-from vault_tool.errors import UNHEALTHY
+from vault_tool.errors import UNHEALTHY, NotFound, VaultBusy
 
 TITLES = [f"Wombat burrow number {n}" for n in range(6)]
 
@@ -139,3 +139,151 @@ def test_the_index_is_read_without_mmap_and_written_through_a_syncing_storage(va
 
     storage = vault._index._ix.storage
     assert isinstance(storage, DurableStorage) and storage.supports_mmap is False
+
+
+# A commit hook that takes the index away, and the files the commit wrote, as `git clean
+# -xfd` does when it runs while a write is between putting its file in place and its commit.
+REMOVE_AFTER_COMMIT = """#!/bin/sh
+rm -rf .vault/index
+git diff-tree -r --name-only --no-commit-id HEAD | xargs rm -f
+"""
+REMOVE_FILES_AFTER_COMMIT = """#!/bin/sh
+git diff-tree -r --name-only --no-commit-id HEAD | xargs rm -f
+"""
+
+
+def post_commit_hook(root: Path, script: str) -> Path:
+    hook = root / ".git" / "hooks" / "post-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(script)
+    hook.chmod(0o755)
+    return hook
+
+
+def wombat(vault: Vault) -> dict:
+    hit = vault.search({"query": "wombat burrow", "top_k": 1})["selected_hits"][0]
+    return vault.read(hit["memory_id"])
+
+
+def update_call(made: dict, body: str) -> dict:
+    return {
+        "mode": "update",
+        "memory_id": made["memory_id"],
+        "expected_version_id": made["version_id"],
+        "content_md": f"# {made['title']}\n\n{body}\n",
+        "semantic_delta": delta(made["title"]),
+    }
+
+
+def delete_call(made: dict) -> dict:
+    return {
+        "mode": "delete",
+        "memory_id": made["memory_id"],
+        "expected_version_id": made["version_id"],
+    }
+
+
+WRITES: dict[str, Callable[[Vault, dict], str | None]] = {
+    "create": lambda vault, made: vault.remember(create_args("Wombat burrow new"))["version_id"],
+    "update": lambda vault, made: vault.remember(update_call(made, "Dug deeper."))["version_id"],
+    "delete": lambda vault, made: vault.remember(delete_call(made))["version_id"],
+    "restore": lambda vault, made: vault.restore(made["memory_id"], made["version_id"])[
+        "version_id"
+    ],
+    "plan": lambda vault, made: vault.set_status(made["memory_id"], "dismissed").version_id,
+}
+
+
+@pytest.mark.parametrize("write", list(WRITES))
+def test_a_write_whose_commit_landed_returns_its_result_though_the_index_is_gone(
+    filled: Path, write: str
+):
+    with Vault.open(filled) as vault:
+        made = wombat(vault)
+        if write == "restore":  # (an older version to go back to)
+            vault.remember(update_call(made, "Dug deeper."))
+        hook = post_commit_hook(filled, REMOVE_AFTER_COMMIT)
+        version = WRITES[write](vault, made)
+        assert version == git(filled, "rev-parse", "HEAD")  # committed, and said so
+        hook.unlink()
+        eventually(lambda: "index_catching_up" not in vault.search({"query": "wombat"}), 30)
+        assert vault.count() == len(vault.memory_paths())  # rebuilt from what is there
+
+
+def test_hand_edits_taken_in_are_committed_though_the_index_is_gone(filled: Path):
+    with Vault.open(filled) as vault:
+        made = wombat(vault)
+        file = filled / made["path"]
+        file.write_text(file.read_text().replace("She took it over.", "Edited by hand."))
+        post_commit_hook(filled, REMOVE_AFTER_COMMIT)
+        assert vault.sync_paths([made["path"]]).indexed == [made["path"]]
+        assert "Edited by hand." in git(filled, "show", f"HEAD:{made['path']}")
+
+
+def test_a_file_gone_since_its_commit_is_not_index_damage(filled: Path):
+    with Vault.open(filled) as vault:
+        post_commit_hook(filled, REMOVE_FILES_AFTER_COMMIT)
+        made = vault.remember(create_args("Wombat burrow new"))
+        assert made["version_id"] == git(filled, "rev-parse", "HEAD")
+        assert vault._index.damaged is None
+        assert "index_catching_up" not in vault.search({"query": "wombat"})
+
+
+def test_an_index_update_that_fails_for_another_reason_still_fails(vault: Vault):
+    shutil.rmtree(vault.root / ".vault" / "index")
+    with pytest.raises(KeyError), vault._index.writer():
+        raise KeyError("a bug, not damage")
+
+
+# --- addressed reads while the index is rebuilt ---------------------------------------
+
+
+def assert_busy_rebuilding(call: Callable[[], object]) -> None:
+    with pytest.raises(VaultBusy) as caught:
+        call()
+    assert "being rebuilt" in caught.value.message
+    assert "retry" in caught.value.hint
+
+
+def test_ids_the_index_lacks_during_a_rebuild_are_busy_not_gone(filled: Path):
+    with Vault.open(filled) as vault:
+        made = wombat(vault)
+        head = git(filled, "rev-parse", "HEAD")
+        vault._recovery.stop()  # the rebuild the damage asks for stays wanted, not under way
+        shutil.rmtree(filled / ".vault" / "index")
+        vault.search({"query": "wombat"})  # finds the damage
+        assert_busy_rebuilding(lambda: vault.search({"memory_id": made["memory_id"]}))
+        assert_busy_rebuilding(lambda: vault.remember(update_call(made, "Dug deeper.")))
+        assert_busy_rebuilding(lambda: vault.remember(delete_call(made)))
+        assert git(filled, "rev-parse", "HEAD") == head
+    with Vault.open(filled) as vault:  # rebuilt: there it is, and an unknown id is gone
+        assert vault.search({"memory_id": made["memory_id"]})["version_id"] == made["version_id"]
+        with pytest.raises(NotFound):
+            vault.search({"memory_id": "01M8RVQ15R0J7WPWZF6EZ2FF9S"})
+
+
+def test_ids_not_yet_read_by_a_background_catch_up_are_busy_not_gone(filled: Path):
+    with Vault.open(filled) as vault:
+        made = wombat(vault)
+    copy = filled / "decision" / "copied-by-hand.md"
+    memory_id = "01M8RVQ15R0J7WPWZF6EZ2FF9S"
+    copy.write_text((filled / made["path"]).read_text().replace(made["memory_id"], memory_id))
+    with Vault.open(filled, catch_up=False) as vault:
+        vault.catching_up = True
+        assert_busy_rebuilding(lambda: vault.search({"memory_id": memory_id}))
+        vault.catching_up = False
+        with pytest.raises(NotFound):
+            vault.search({"memory_id": memory_id})
+        vault.catch_up()
+        assert vault.search({"memory_id": memory_id})["path"] == "decision/copied-by-hand.md"
+
+
+def test_a_supersedes_of_an_id_not_yet_read_during_a_rebuild_is_busy_not_invalid(filled: Path):
+    with Vault.open(filled) as vault:
+        made = wombat(vault)
+        vault._recovery.stop()  # the rebuild stays wanted, not under way
+        shutil.rmtree(filled / ".vault" / "index")
+        vault.search({"query": "wombat"})  # finds the damage
+        newer = create_args("Wombats dig deeper burrows")
+        newer["semantic_delta"]["supersedes"] = [made["memory_id"]]
+        assert_busy_rebuilding(lambda: vault.remember(newer))

@@ -80,6 +80,22 @@ def test_a_write_on_a_detached_head_is_refused_and_lands_after_switching_back(va
     assert git(vault_path, "log", "-1", "--format=%H", "main") == made["version_id"]
 
 
+def test_updates_and_deletes_of_a_memory_a_checkout_hid_say_why_they_wait(vault, vault_path):
+    # HEAD~1 has no file for this memory, so the version check would say "gone" or
+    # "changed": the agent must read that git is busy, and retry later.
+    made = vault.remember(create_args("Ana owns the billing service"))
+    git(vault_path, "checkout", "-q", "HEAD~1")
+    update = {**create_args(), "mode": "update", "memory_id": made["memory_id"],
+              "expected_version_id": made["version_id"]}  # fmt: skip
+    delete = {"mode": "delete", "memory_id": made["memory_id"],
+              "expected_version_id": made["version_id"]}  # fmt: skip
+    for call in (update, delete):
+        with pytest.raises(VaultBusy, match="HEAD is detached"):
+            vault.remember(call)
+    with pytest.raises(VaultBusy, match="HEAD is detached"):
+        vault.restore(made["memory_id"], made["version_id"])
+
+
 OPERATIONS = {
     # name: (the git command that stops on the conflict, what the refusal says, the way out)
     "merge": (("merge", "other"), "a merge is in progress", "git merge --abort"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -23,6 +24,9 @@ from typing import Any
 from vault_tool.core import redact
 from vault_tool.core.ids import new_id
 from vault_tool.errors import InvalidInput, NotFound
+from vault_tool.storage.durable import write_all
+
+log = logging.getLogger(__name__)
 
 FSYNC_DELAY = 0.2
 # Feedback has a file of its own: searches read it, and it changes far less often.
@@ -68,7 +72,10 @@ class Ledger:
                 for rank, hit in enumerate(hits, 1)
             ],
         }
-        self._append(record)
+        try:
+            self._append(record)
+        except OSError as problem:  # a full disk: the search still answers, unrecorded
+            log.warning("the search was not recorded in the ledger: %s", problem)
         return record["id"]
 
     def feedback(
@@ -170,7 +177,7 @@ class Ledger:
             # the torn record is lost, never this one.
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 line = b"\n" + line
-            os.write(fd, line)
+            write_all(fd, line, path)
         finally:
             os.close(fd)
         with self._guard:
@@ -188,11 +195,35 @@ class Ledger:
         if timer is not None:
             timer.cancel()
         for path in paths:
-            fd = os.open(path, os.O_RDONLY)
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                continue  # removed since (`git clean -xfd`): nothing of it left to sync
             try:
                 os.fsync(fd)
+            except OSError as problem:  # runs on a timer thread: say so, never die of it
+                log.warning("could not sync the ledger file %s: %s", path.name, problem)
             finally:
                 os.close(fd)
+
+
+def rewrite(fd: int, path: Path, data: bytes, *, in_place: bool) -> None:
+    """Replace a ledger file's records with data: in place through fd (writers that hold
+    the file open keep appending to it), or through a temp file renamed over it."""
+    if in_place:
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.ftruncate(fd, 0)
+        write_all(fd, data, path)
+        os.fsync(fd)
+        return
+    tmp = path.with_name(f".{path.name}.gc-tmp")
+    tmp_fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        write_all(tmp_fd, data, tmp)
+        os.fsync(tmp_fd)
+    finally:
+        os.close(tmp_fd)
+    os.replace(tmp, path)
 
 
 def _now() -> str:

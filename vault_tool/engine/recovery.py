@@ -1,9 +1,10 @@
 """Rebuilding a damaged index from the files, in the background, while calls go on.
 
 The index says when it finds itself unreadable (Index.on_damage); from then until the
-rebuild is done, searches answer from what can be read and say `index_catching_up`, and
-writes go to the files and git as always (the rebuild indexes them). A removed
-.vault/index is the same case: the rebuild makes the folder again.
+rebuild is done, searches answer from what can be read and say `index_catching_up`, a
+read by an id not read yet says `vault_busy` (Index.require), and writes go to the files
+and git as always (the rebuild indexes them). A removed .vault/index is the same case: the
+rebuild makes the folder again.
 
 Every process that has the vault open finds the same damage. Each rebuild empties the
 index under the vault's write lock only if it is still damaged, so the first one rebuilds

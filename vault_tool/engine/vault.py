@@ -22,7 +22,7 @@ from vault_tool.engine.intake import Intake, Progress, SyncReport
 from vault_tool.engine.ledger import Ledger
 from vault_tool.engine.recovery import Recovery
 from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client
-from vault_tool.errors import Cancelled, InvalidInput, NotFound
+from vault_tool.errors import Cancelled, InvalidInput
 from vault_tool.search import ranking, results
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import MERGE_AT_SEGMENTS, Index
@@ -41,6 +41,7 @@ class Vault:
         self._intake = Intake(store, index)
         self._writer = Writer(store, index)
         self._recovery = Recovery(self._intake, index)  # rebuilds the index if it is damaged
+        index.behind = lambda: self.catching_up or self._recovery.running
         self.client = clean_client(client)
         self.root = store.root
         # True while a background catch-up runs: searches then say they may miss changes.
@@ -135,7 +136,7 @@ class Vault:
         }
         if not selected:
             result["reason"] = "empty_vault" if self.count() == 0 else "nothing_relevant"
-        if self.catching_up or self._recovery.running:
+        if self._index.behind():
             result["index_catching_up"] = True
         self._ledger.record_search(
             query=call.query,
@@ -313,14 +314,8 @@ class Vault:
 
     def restore(self, memory_id: str, version: str, client: str | None = None) -> dict[str, Any]:
         """Bring a memory back to an earlier version, as one new commit."""
-        doc = self._require(memory_id)
-        commit = history.find_version(self._store.history(doc.path), memory_id, version)
-        old = self._store.show_file(commit.sha, commit.path)
-        if old is None:
-            raise NotFound(
-                f"version: {version} holds no content for {memory_id}", hint="pick another"
-            )
-        return self._writer.restore(doc, old, commit.sha, clean_client(client or self.client))
+        who = clean_client(client or self.client)
+        return self._writer.restore(self._require(memory_id), version, who)
 
     # --- the folder: catch-up and hand edits ---------------------------------------------
 

@@ -13,6 +13,7 @@ from typing import Any
 from vault_tool.core import calls, ids, redact
 from vault_tool.core.memory import Memory, fingerprint, memory_from_delta, parse, render
 from vault_tool.core.times import utc_now
+from vault_tool.engine import history
 from vault_tool.errors import InvalidInput, NotFound, UnparseableFile, VersionConflict
 from vault_tool.search.documents import Indexed, document_for
 from vault_tool.search.index import Index
@@ -52,6 +53,7 @@ class Writer:
 
     def create_batch(self, drafts: list[calls.Draft], client: str, single: bool = False) -> dict:
         with self.store.write_lock():
+            self.store.commits.require_committable()  # while git is busy, before any lookup
             results: list[dict[str, Any]] = []
             new: list[tuple[Memory, str]] = []
             seen: dict[str, dict[str, Any]] = {}
@@ -158,6 +160,7 @@ class Writer:
 
     def current(self, memory_id: str, expected: str) -> tuple[Indexed, bytes, str]:
         """The memory's document, bytes and version; refuse if it moved on since `expected`."""
+        self.store.commits.require_committable()  # (a checkout or merge changes the files)
         doc = self.index.require(memory_id)
         data = self.store.read_bytes(doc.path)
         if data is None:
@@ -196,6 +199,8 @@ class Writer:
                     field=f"{prefix}semantic_delta.key",
                 )
         for i, target in enumerate(delta.get("supersedes", ())):
+            if target != own_id and self.index.by_id(target) is None and self.index.behind():
+                self.index.require(target)  # VaultBusy: its file may not be read yet
             if target == own_id or self.index.by_id(target) is None:
                 where = f"{prefix}semantic_delta.supersedes[{i}]"
                 raise InvalidInput(
@@ -245,9 +250,17 @@ class Writer:
             )
         return data
 
-    def restore(self, doc: Indexed, old: bytes, sha: str, client: str) -> dict[str, Any]:
-        """Write a memory's bytes of an earlier version (sha) back, as one new commit."""
+    def restore(self, doc: Indexed, version: str, client: str) -> dict[str, Any]:
+        """Write a memory's bytes of an earlier version back, as one new commit."""
         with self.store.write_lock():
+            self.store.commits.require_committable()  # (a checkout changes the history too)
+            commit = history.find_version(self.store.history(doc.path), doc.memory_id, version)
+            sha, old = commit.sha, self.store.show_file(commit.sha, commit.path)
+            if old is None:
+                raise NotFound(
+                    f"version: {version} holds no content for {doc.memory_id}",
+                    hint="pick another",
+                )
             current = self.store.read_bytes(doc.path)
             if self.hand_edited(doc.path, current):
                 raise VersionConflict(
@@ -270,23 +283,21 @@ class Writer:
     def index_written(
         self, written: list[tuple[Memory, str, bytes]], sha: str, *, new_paths: bool = False
     ) -> None:
-        """Index files just committed. new_paths: none of them is in the index yet
-        (path_for checked, under the write lock), so no old document is looked up."""
+        """Index files just committed (an index that cannot be written is rebuilt instead:
+        the commit stands). new_paths: none of them is in the index yet (path_for checked,
+        under the write lock), so no old document is looked up."""
         with self.index.writer() as writer:
             if not new_paths:
                 self.index.forget(writer, [path for _, path, _ in written])
             for memory, path, data in written:
-                stat = (self.root / path).stat()
-                writer.add_document(
-                    **document_for(
-                        memory,
-                        path,
-                        version_id=sha,
-                        blob=blob_sha(data),
-                        mtime_ns=stat.st_mtime_ns,
-                        size=stat.st_size,
-                    )
-                )
+                try:
+                    stat = (self.root / path).stat()
+                except FileNotFoundError:
+                    continue  # removed since its commit (a person, git clean): it is in git
+                writer.add_document(**document_for(
+                    memory, path, version_id=sha, blob=blob_sha(data),
+                    mtime_ns=stat.st_mtime_ns, size=stat.st_size,
+                ))  # fmt: skip
 
     # --- several files in one commit (import, expiry, ontology, ...) ----------------------
 
@@ -309,6 +320,7 @@ class Writer:
         """
         who = clean_client(client or "cli")
         with self.store.write_lock():
+            self.store.commits.require_committable()  # while git is busy, before any lookup
             for path, planned_from in (read or {}).items():
                 if self.store.read_bytes(path) != planned_from:
                     raise VersionConflict(

@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from vault_tool.engine import ledger
 from vault_tool.engine.vault import Vault
 
 Progress = Callable[[int, int], None]
@@ -158,21 +159,7 @@ def _compact_file(
         if not changed:
             return
         result.rewritten += 1
-        new = b"".join(kept)
-        if in_place:
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.ftruncate(fd, 0)
-            os.write(fd, new)
-            os.fsync(fd)
-        else:
-            tmp = path.with_name(f".{path.name}.gc-tmp")
-            tmp_fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                os.write(tmp_fd, new)
-                os.fsync(tmp_fd)
-            finally:
-                os.close(tmp_fd)
-            os.replace(tmp, path)
+        ledger.rewrite(fd, path, b"".join(kept), in_place=in_place)
     finally:
         os.close(fd)
 

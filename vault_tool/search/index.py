@@ -68,16 +68,6 @@ class IndexDamaged(VaultError):
     """A read of the index failed on damaged files (it is being rebuilt from the files)."""
 
 
-class _Dropped:
-    """A writer that drops what it is given, while the index cannot be written: the files
-    and git hold every write, and the rebuild indexes them."""
-
-    segments: tuple[Any, ...] = ()
-
-    def __getattr__(self, name: str) -> Callable[..., None]:
-        return lambda *args, **kwargs: None
-
-
 class Index:
     """The on-disk index of one vault. Writers hold the vault lock; readers never block."""
 
@@ -91,6 +81,8 @@ class Index:
         # What was found unreadable (None while all is well), and who rebuilds it.
         self.damaged: str | None = None
         self.on_damage: Callable[[], None] | None = None
+        # Whether a rebuild or catch-up runs: the index may then lack files it will hold.
+        self.behind: Callable[[], bool] = lambda: False
 
     def open(self) -> Index:
         """Open the index, creating it (empty) when missing, broken or of an older schema."""
@@ -180,7 +172,8 @@ class Index:
 
     @contextlib.contextmanager
     def writer(self, *, optimize: bool = False, bulk: bool = False) -> Iterator[Any]:
-        """A writer whose changes are committed on success and dropped on error.
+        """A writer whose changes are committed on success, dropped on error (raised) and
+        on damage to the index's files (noted, and the index rebuilt: see below).
 
         Writes add a segment without merging, which keeps a write's index update short;
         the watcher's leader merges segments off the hot path (merge_segments). Past
@@ -191,11 +184,10 @@ class Index:
         from whoosh.writing import LockError
 
         # multisegment: each process's documents stay a segment of their own. Merging them
-        # into one re-reads and re-writes every posting in Python, which was half of a
-        # full reindex (10k: 19.7 s with the merge, 10.0 s without; queries over two
-        # segments cost the same).
+        # re-reads and re-writes every posting in Python, half of a full reindex (10k:
+        # 19.7 s with the merge, 10.0 s without; queries over two segments cost the same).
         options = {"procs": 2, "limitmb": 256, "multisegment": True} if bulk else {"limitmb": 128}
-        from vault_tool.search.disk import DAMAGE, TOC_DAMAGE
+        from vault_tool.search.disk import DAMAGE, TOC_DAMAGE, DroppedWriter
 
         try:
             writer = self._ix.writer(timeout=10.0, **options)
@@ -204,17 +196,17 @@ class Index:
                 "the search index is locked by another process",
                 hint="retry in a moment; `vault-tool doctor` shows which process leads",
             ) from None
-        except TOC_DAMAGE as problem:
+        except TOC_DAMAGE as problem:  # (a removed folder too: no lock file can be made)
             self._damaged(f"no writer could be opened ({problem})")
-            yield _Dropped()
-            return
+            writer = DroppedWriter()
+        # Most updates follow a commit: the files and git hold what was written, so an
+        # update that fails on the index's files leaves it behind, for the rebuild to index.
         try:
             yield writer
             # writer.segments: the segments it started from (reading the TOC again costs ~3 ms).
             merge = optimize or len(getattr(writer, "segments", ())) >= MAX_SEGMENTS
             writer.commit(optimize=optimize, merge=merge)
         except (*DAMAGE, IndexDamaged) as problem:
-            # The files and git hold what was written; the rebuild indexes it from them.
             with contextlib.suppress(Exception):
                 writer.cancel()
             self._damaged(f"an update of it failed ({problem})")
@@ -333,15 +325,23 @@ class Index:
         return found[0] if found else None
 
     def require(self, memory_id: str) -> Indexed:
-        """The memory with this id; NotFound (naming the fix) if there is none."""
+        """The memory with this id; NotFound (naming the fix) if there is none, VaultBusy
+        while the index is behind (its file may not have been read yet)."""
         doc = self.by_id(memory_id)
-        if doc is None:
-            raise NotFound(
-                f"memory_id: no memory has id {memory_id}",
-                hint="search with a query to find the memory and its current id",
+        if doc is not None:
+            return doc
+        if self.behind():
+            raise VaultBusy(
+                "memory_id: the search index is being rebuilt from the files and does not "
+                f"hold {memory_id} yet",
+                hint="retry in a moment (nothing was changed or lost)",
                 field="memory_id",
             )
-        return doc
+        raise NotFound(
+            f"memory_id: no memory has id {memory_id}",
+            hint="search with a query to find the memory and its current id",
+            field="memory_id",
+        )
 
     def by_path(self, path: str) -> Indexed | None:
         """The document of this file."""

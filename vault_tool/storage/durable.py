@@ -39,17 +39,24 @@ def write_durably(path: Path, data: bytes) -> None:
     """Write all of data to path and fsync it, or raise (OSError) having written less."""
     fd = os_open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:  # os.write may write less than asked (a signal, a size limit, a full disk)
-            written = os_write(fd, view)
-            if written <= 0:  # no progress: a full disk that does not say so
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-            view = view[written:]
+        write_all(fd, data, path)
         os_fsync(fd)
         if os.fstat(fd).st_size != len(data):
             raise OSError(errno.EIO, f"wrote {len(data)} bytes but the file holds fewer", str(path))
     finally:
         os.close(fd)
+
+
+def write_all(fd: int, data: bytes, path: Path | str) -> None:
+    """Write all of data to fd, or raise OSError: os.write may write less than asked (a
+    signal, a file-size limit, a full disk), and a write that makes no progress is a full
+    disk that does not say so."""
+    view = memoryview(data)
+    while view:
+        written = os_write(fd, view)
+        if written <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        view = view[written:]
 
 
 def keep_old(target: Path, kept: Path) -> None:

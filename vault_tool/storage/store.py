@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from vault_tool.core.ids import is_memory_path
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError
@@ -43,6 +42,7 @@ from vault_tool.storage.git import (
     clear_git_environment,
     open_repo,
 )
+from vault_tool.storage.locks import WriteLock
 from vault_tool.storage.repo_state import NESTED_MARKERS, NestedFolders
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ class Store:
         self.diff = repo.diff
         self.commit_exists = repo.commit_exists
         self._journal_dir = self.run_dir / "journal"
-        self._lock: Any = None
+        self._lock = WriteLock(self.run_dir / "write.lock")
         # Threads of one process queue here before the cross-process file lock.
         self._threads = threading.RLock()
 
@@ -163,10 +163,6 @@ class Store:
     @contextlib.contextmanager
     def write_lock(self, timeout: float | None = None) -> Iterator[None]:
         """The vault-wide writer lock (an OS file lock, released by the kernel if we die)."""
-        from filelock import FileLock, Timeout
-
-        if self._lock is None:
-            self._lock = FileLock(str(self.run_dir / "write.lock"))
         wait = self.config.lock_timeout_seconds if timeout is None else timeout
         busy = VaultBusy(
             f"another writer held the vault lock for {wait:.0f} s",
@@ -175,10 +171,8 @@ class Store:
         if not self._threads.acquire(timeout=wait):
             raise busy
         try:
-            try:
-                self._lock.acquire(timeout=wait)
-            except Timeout:
-                raise busy from None
+            if not self._lock.acquire(timeout=wait):
+                raise busy
             try:
                 self._finish_failed_undos()  # before anyone reads a failed write's bytes
                 yield
