@@ -95,6 +95,45 @@ class Hands:
             time.sleep(0.3)
         raise RuntimeError(f"{name}: git checkout kept failing: {out(last)}")
 
+    def stash_push(self, name: str) -> None:
+        """`git stash push` until it gets through: when another program's commit holds git's
+        index lock, it fails before saving anything, or saves the stash and then cannot
+        reset the folder (the edits are still there: the person drops it and stashes again)."""
+        stash_top = lambda: self.git("rev-parse", "-q", "--verify", "refs/stash", check=False)  # noqa: E731
+        done = None
+        for _ in range(LOCK_RETRIES):
+            before = stash_top().stdout.strip()
+            done = self.git("stash", "push", "-m", f"wip {name}", check=False, tries=1)
+            if done.returncode == 0:
+                return
+            if not lost_a_lock_race(done):
+                break
+            if stash_top().stdout.strip() != before:
+                self.git("stash", "drop", "-q")
+                self.count("git_stashes_saved_but_not_reset")
+            self.count("git_stash_retries")
+            time.sleep(0.1)
+        listed = self.git("stash", "list", check=False).stdout.strip()
+        status = self.git("status", "--porcelain", check=False).stdout.strip()
+        raise RuntimeError(
+            f"{name}: git stash push failed: {out(done)}; stash list {listed!r:.120}; "
+            f"status {status!r:.200}"
+        )
+
+    def stash_pop(self, name: str) -> None:
+        """`git stash pop` until it gets through the index lock (it changes nothing then)."""
+        done = None
+        for _ in range(LOCK_RETRIES):
+            done = self.git("stash", "pop", check=False, tries=1)
+            if done.returncode == 0:
+                return
+            if not lost_a_lock_race(done) or self.git("ls-files", "-u", check=False).stdout:
+                break
+            self.count("git_stash_pop_retries")
+            time.sleep(0.1)
+        status = self.git("status", "--porcelain", check=False).stdout.strip()
+        raise RuntimeError(f"{name}: git stash pop failed: {out(done)}; status {status!r:.300}")
+
     def uncommitted(self, paths: Sequence[str] | None = None) -> list[str]:
         """The person's paths (all, or these) whose bytes, as last saved, HEAD does not hold."""
         from vault_tool.storage.git import blob_sha
@@ -177,9 +216,21 @@ class Hands:
 
 def locked(done: subprocess.CompletedProcess) -> bool:
     text = done.stderr + done.stdout
-    return ".lock" in text and (
-        "File exists" in text or "Unable to" in text or "cannot lock" in text
+    # "cannot lock ref 'HEAD': is at X but expected Y": another commit moved HEAD meanwhile.
+    return "cannot lock ref" in text or (
+        ".lock" in text and ("File exists" in text or "Unable to" in text)
     )
+
+
+# All git says when a step of `git stash` (push, pop, create; `git merge` runs `git stash
+# create` first) finds git's index lock taken: it takes the lock without waiting, and quietly.
+_QUIET_LOCK_FAILURES = {"fatal: stash failed", "The stash entry is kept in case you need it again."}
+
+
+def lost_a_lock_race(done: subprocess.CompletedProcess) -> bool:
+    """Whether git failed only because another program held one of git's locks meanwhile."""
+    said = {line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()}
+    return locked(done) or (done.returncode != 0 and said <= _QUIET_LOCK_FAILURES)
 
 
 def out(done: subprocess.CompletedProcess | None) -> str:

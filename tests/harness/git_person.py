@@ -23,7 +23,15 @@ from pathlib import Path
 
 from tests.harness import consistency
 from tests.harness.agents import Shared
-from tests.harness.git_hand import LOCK_RETRIES, SETTLE_TIMEOUT, Hands, leader_pid, locked, out
+from tests.harness.git_hand import (
+    LOCK_RETRIES,
+    SETTLE_TIMEOUT,
+    Hands,
+    leader_pid,
+    locked,
+    lost_a_lock_race,
+    out,
+)
 
 ACTIONS = ("stash", "merge", "checkout", "rebase", "merge_abort", "clean", "stop_leader")
 TAKEOVER_TIMEOUT = 20.0  # a bound on a wait, not a speed
@@ -110,7 +118,16 @@ class GitPerson(Hands):
             # `git pull` would fetch, then merge from the HEAD it saw before fetching: the
             # vault's commits meanwhile make it "fast-forward" the folder from an old commit.
             self.git("fetch", "-q", "laptop")
-            merged = self.git("merge", "--no-edit", f"laptop/work-{k}", check=False)
+            for _ in range(LOCK_RETRIES):  # `git merge` stashes first: that may lose a lock race
+                merged = self.git("merge", "--no-edit", f"laptop/work-{k}", check=False)
+                if self.unmerged(path):
+                    break
+                if self.in_progress() and "Unable to write index" in out(merged):
+                    self.git("merge", "--abort")  # it lost the index to another commit
+                elif self.in_progress() or not lost_a_lock_race(merged):
+                    break
+                self.count("git_person_lock_retries")
+                time.sleep(0.1)
             if not self.unmerged(path):
                 raise RuntimeError(f"{name}: git merge did not stop on {path}: {out(merged)}")
             self.count("git_merges_stopped")
@@ -214,28 +231,14 @@ class GitPerson(Hands):
             self.commit_by_hand(other, self.disk(other) or b"", f"File {k}: done")
 
     def _stash_and_pop(self, name: str, path: str, committed: bytes, other: str) -> None:
-        for _ in range(5):  # a person tries again when git stash fails
-            stashed = self.git("stash", "push", "-m", f"wip {name}", check=False)
-            if stashed.returncode == 0:
-                break
-            self.count("git_stash_retries")
-            time.sleep(0.3)
-        else:
-            listed = self.git("stash", "list", check=False).stdout.strip()
-            status = self.git("status", "--porcelain", check=False).stdout.strip()
-            raise RuntimeError(
-                f"{name}: git stash push failed ({stashed.returncode}): {out(stashed)}; "
-                f"stash list {listed!r:.120}; status {status!r:.200}"
-            )
+        self.stash_push(name)
         self.count("git_stashes")
         if self.disk(other) != b"a tracked file\n":
             self.shared.problem(f"{name}: git stash left {other} as {self.disk(other)!r}")
         if self.disk(path) != committed:
             self.count("stash_note_taken_in_before_the_stash")
         time.sleep(self.rng.uniform(0.5, 1.5))
-        popped = self.git("stash", "pop", "-q", check=False)
-        if popped.returncode != 0:
-            raise RuntimeError(f"{name}: git stash pop failed: {out(popped)}")
+        self.stash_pop(name)
 
     def clean(self) -> None:
         """`git clean -xfd` once the person's notes are committed: it removes .vault/index,
@@ -276,17 +279,28 @@ class GitPerson(Hands):
                 self.shared.problem(f"{name}: {SETTLE_TIMEOUT:g} s after git clean -xfd, {what}")
 
     def stop_leader(self) -> None:
-        """SIGSTOP the leading server until another takes over (or a bound), then SIGCONT."""
+        """SIGSTOP the leading server until another takes over (or a bound), then SIGCONT.
+
+        A leader frozen while it holds the vault's write lock (an flock) stops every
+        writer until it runs again: then a hand edit typed meanwhile must be committed
+        after SIGCONT, not by the new leader during the stop (counted apart)."""
+        from vault_tool.storage.processes import flock_holder
+
         k = self._next()
         name = f"stop {k}"
         pid = consistency.within(lambda: leader_pid(self.vault), SETTLE_TIMEOUT, 0.1)
         if pid is None:
             raise RuntimeError(f"{name}: no server leads the watching")
         typed = f"notes/while-stopped-{k}.md"
+        committed = lambda: typed not in self.uncommitted([typed])  # noqa: E731
         with self.shared.window(name, busy_ok=True):
             os.kill(pid, signal.SIGSTOP)
             try:
+                # Frozen, it can neither take nor let go of a lock: what it holds, it keeps.
+                holds_lock = flock_holder(self.vault / ".vault" / "run" / "write.lock") == pid
                 self.count("leader_stops")
+                if holds_lock:
+                    self.count("leader_stops_holding_write_lock")
                 self.write(typed, f"# While stopped {k}\n\nTyped, leader frozen.\n".encode())
                 self.record(typed, self.disk(typed) or b"")
                 other = consistency.within(
@@ -300,16 +314,23 @@ class GitPerson(Hands):
                 else:
                     self.count("leader_takeovers_from_stopped")
                     if (
-                        consistency.within(
-                            lambda: typed not in self.uncommitted(), SETTLE_TIMEOUT, 0.1
-                        )
-                        is None
+                        not holds_lock
+                        and consistency.within(committed, SETTLE_TIMEOUT, 0.1) is None
                     ):
-                        self.shared.problem(f"{name}: {typed} not committed by the new leader")
+                        holder = flock_holder(self.vault / ".vault" / "run" / "write.lock")
+                        self.shared.problem(
+                            f"{name}: {typed} not committed by the new leader (the write lock "
+                            f"is held by {holder}; the frozen leader {pid} did not hold it)"
+                        )
             finally:
                 os.kill(pid, signal.SIGCONT)
         if consistency.within(lambda: leader_pid(self.vault), SETTLE_TIMEOUT, 0.1) is None:
             self.shared.problem(f"{name}: after SIGCONT of {pid} nobody leads")
+        if holds_lock and consistency.within(committed, SETTLE_TIMEOUT, 0.1) is None:
+            self.shared.problem(
+                f"{name}: {typed} not committed {SETTLE_TIMEOUT:g} s after SIGCONT of {pid}, "
+                f"which was frozen holding the write lock"
+            )
 
     # --- what the actions share ----------------------------------------------------------
 

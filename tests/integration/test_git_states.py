@@ -19,6 +19,7 @@ from vault_tool.checks import doctor as doctor_module
 from vault_tool.checks import verify as health
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import InvalidInput, VaultBusy, VaultUnavailable
+from vault_tool.storage.commits import Committer
 from vault_tool.storage.store import Store
 from vault_tool.watcher import Watcher
 
@@ -335,3 +336,26 @@ def test_doctor_fails_while_a_merge_is_in_progress_and_names_the_way_out(vault, 
     found = next(c for c in report.checks if c.name == "git")
     assert found.status == "fail"
     assert "a merge is in progress" in found.summary and "git merge --abort" in found.fix
+
+
+def test_a_checkout_begun_after_the_first_ask_never_gets_the_commit(
+    vault, vault_path, monkeypatch: pytest.MonkeyPatch
+):
+    # The person's `git checkout` lands after the write's first look at git's state, just
+    # before it takes git's index lock (which no checkout can start without): asked again
+    # under that lock, the write is refused whole.
+    vault.remember(create_args("Ana owns the billing service"))
+    main = git(vault_path, "rev-parse", "main")
+    index_locked = Committer._index_locked
+
+    def person_checks_out_first(self, *args, **kwargs):
+        git(vault_path, "checkout", "-q", "--detach", "HEAD~1")
+        return index_locked(self, *args, **kwargs)
+
+    monkeypatch.setattr(Committer, "_index_locked", person_checks_out_first)
+    with pytest.raises(VaultBusy, match="HEAD is detached"):
+        vault.remember(create_args("Staging needs the VPN"))
+    monkeypatch.undo()
+    assert git(vault_path, "rev-parse", "main") == main
+    git(vault_path, "switch", "-q", "main")
+    assert git(vault_path, "status", "--porcelain") == ""

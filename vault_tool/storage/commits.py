@@ -95,8 +95,16 @@ class Committer:
             args = [*tree, "commit", "--quiet", "-m", subject]
             if rest.strip():
                 args += ["-m", rest.strip()]
-            with self.repo.dated(author_date):
-                self.repo.run(*args, "--", *paths)
+            try:
+                with self.repo.dated(author_date):
+                    self.repo.run(*args, "--", *paths)
+            except BaseException:
+                # An intent-to-add entry left in git's index makes `git stash` and `git
+                # merge` fail ("Entry not uptodate. Cannot merge"): take it out again.
+                if new:
+                    with contextlib.suppress(VaultError):
+                        self.repo.run("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *new)
+                raise
         after = self.repo.head_or_none()
         return after if after != before else None
 
@@ -261,10 +269,13 @@ class Committer:
                 args.insert(1, "-S")
             with self.repo.dated(author_date):
                 sha = self.repo.run(*args)
+            # Asked again right before HEAD moves, and the branch itself moved (not HEAD):
+            # a checkout or rebase begun since the first ask never gets this commit.
+            branch = self.guard.require_idle_branch()
             try:
                 self.repo.run(
-                    "update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent,
-                    retry_moved_head=False,
+                    "update-ref", "-m", f"commit: {subject}", f"refs/heads/{branch}", sha,
+                    parent, retry_moved_head=False,
                 )  # fmt: skip
                 return sha
             except VaultError:

@@ -204,9 +204,7 @@ class Guard:
     def require_idle(self) -> None:
         """Raise VaultBusy (or VaultUnavailable for a damaged index) unless the vault may
         commit now."""
-        state = read_state(self.git_dir)
-        if state.busy:
-            raise state.refusal(self.git_dir)
+        self.require_idle_branch()
         key = index_key(self.git_dir)
         if key is None or key == self._sound_index:
             return
@@ -218,6 +216,13 @@ class Guard:
         if unmerged:
             raise unmerged_busy(unmerged)
         self._sound_index = key
+
+    def require_idle_branch(self) -> str:
+        """The branch HEAD is on, or VaultBusy while git is busy (its files only: cheap)."""
+        state = read_state(self.git_dir)
+        if state.busy or state.branch is None:
+            raise state.refusal(self.git_dir)
+        return state.branch
 
     def index_replaced(self, before: tuple[int, int, int] | None) -> None:
         """The vault replaced git's index (under its lock), changing only its own paths: if
