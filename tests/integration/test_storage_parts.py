@@ -7,13 +7,15 @@ import fcntl
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import eventually, git
-from vault_tool.errors import VaultUnavailable
+from tests.helpers import create_args, eventually, git
+from vault_tool.engine.vault import Vault
+from vault_tool.errors import VaultBusy, VaultUnavailable
 from vault_tool.storage import processes
 from vault_tool.storage.config import find_vault
 from vault_tool.storage.git import Backoff
@@ -180,3 +182,34 @@ def test_with_a_hook_a_new_file_is_committed_alone_and_unchanged_files_make_no_c
     assert sha == git(vault_path, "rev-parse", "HEAD") and again is None
     assert git(vault_path, "show", "--format=", "--name-only", "HEAD") == "n.md"
     assert git(vault_path, "diff", "--cached", "--name-only") == "mine.txt"
+
+
+HOLD_INDEX_LOCK = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_an_index_lock_a_live_vault_process_holds_is_never_taken_for_stale(vault_path: Path):
+    # A vault process holds .git/index.lock between its git commands, when no git runs:
+    # only its flock tells it from a lock a killed process left.
+    config = vault_path / ".vault" / "config.toml"
+    config.write_text(
+        config.read_text().replace("lock_timeout_seconds = 30", "lock_timeout_seconds = 3")
+    )
+    lock = vault_path / ".git" / "index.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_INDEX_LOCK, str(lock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(VaultBusy), Vault.open(vault_path) as vault:  # (open waits too)
+            vault.remember(create_args("Staging needs the VPN"))
+        assert lock.read_bytes() == b""  # untouched: not taken over
+    finally:
+        holder.kill()
+        holder.wait()

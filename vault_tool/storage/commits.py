@@ -9,6 +9,7 @@ what a person staged nor their other edits.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from vault_tool.errors import InvalidInput, VaultError
 from vault_tool.storage.git import STALE_LOCK_SECONDS, Backoff, Git, held_too_long
-from vault_tool.storage.processes import git_processes
+from vault_tool.storage.processes import flock_held, git_processes
 from vault_tool.storage.repo_state import (
     CONFLICT_HINT,
     CONFLICT_REASON,
@@ -302,10 +303,11 @@ class Committer:
         `.git/index.lock` is created exclusively (waiting out a person's git) and filled
         with a copy of the index; commands given it as GIT_INDEX_FILE update that copy,
         which then replaces the index (git's lockfile protocol). On an error the lock is
-        removed and the index stays as it was. A lock still there after stale_after with
-        no git process in the vault was left by a killed process: it is taken over, not
-        deleted, so no other git reads the index before the entries a killed writer of
-        ours committed but never put in it (its note) are reset to HEAD.
+        removed and the index stays as it was. A lock still there after stale_after, with
+        no git process in the vault and no vault process holding it (ours flock it while
+        they hold it), was left by a killed process: it is taken over, not deleted, so no
+        other git reads the index before the entries a killed writer of ours committed but
+        never put in it (its note) are reset to HEAD.
         """
         lock, index = self.repo.git_dir / "index.lock", self.repo.git_dir / "index"
         wait = Backoff(self.repo.lock_timeout, stale_after)
@@ -314,7 +316,9 @@ class Committer:
                 fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
                 break
             except FileExistsError:
-                if wait.holder_due() and not git_processes(self.root):
+                # Stale only if no git works in the vault and no vault process holds it:
+                # ours hold it between their git commands, flocked while they do.
+                if wait.holder_due() and not git_processes(self.root) and not flock_held(lock):
                     with contextlib.suppress(FileNotFoundError):
                         fd = os.open(lock, os.O_WRONLY | os.O_TRUNC)
                         log.warning("took over a stale .git/index.lock left by a killed process")
@@ -322,24 +326,29 @@ class Committer:
                 if wait.expired:
                     raise held_too_long(str(lock)) from None
                 wait.pause()
+        held = os.dup(fd)  # open (and flocked) while we hold the lock; the copy's fd closes
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         notes = sorted(self.pending_dir.glob("*.json")) if self.pending_dir.is_dir() else []
         before = index_key(self.repo.git_dir)  # (no other git writes it while we hold the lock)
         try:
-            with os.fdopen(fd, "wb") as copy:
-                if index.exists():
-                    copy.write(index.read_bytes())
-            behind: set[str] = set()
-            for note in notes:
-                with contextlib.suppress(OSError, ValueError):
-                    behind.update(json.loads(note.read_text(encoding="utf-8")))
-            if behind:
-                env = {"GIT_INDEX_FILE": str(lock)}
-                self.repo.run("reset", "--quiet", "--", *sorted(behind), env=env)
-            yield lock
-        except BaseException:
-            lock.unlink(missing_ok=True)
-            raise
-        os.replace(lock, index)
+            try:
+                with os.fdopen(fd, "wb") as copy:
+                    if index.exists():
+                        copy.write(index.read_bytes())
+                behind: set[str] = set()
+                for note in notes:
+                    with contextlib.suppress(OSError, ValueError):
+                        behind.update(json.loads(note.read_text(encoding="utf-8")))
+                if behind:
+                    env = {"GIT_INDEX_FILE": str(lock)}
+                    self.repo.run("reset", "--quiet", "--", *sorted(behind), env=env)
+                yield lock
+            except BaseException:
+                lock.unlink(missing_ok=True)
+                raise
+            os.replace(lock, index)
+        finally:
+            os.close(held)
         self.guard.index_replaced(before)
         for note in notes:
             note.unlink(missing_ok=True)
