@@ -287,3 +287,12 @@ def test_a_supersedes_of_an_id_not_yet_read_during_a_rebuild_is_busy_not_invalid
         newer = create_args("Wombats dig deeper burrows")
         newer["semantic_delta"]["supersedes"] = [made["memory_id"]]
         assert_busy_rebuilding(lambda: vault.remember(newer))
+
+
+def test_misses_while_another_process_refills_the_index_are_busy_not_gone(filled: Path):
+    unknown = "01M8RVQ15R0J7WPWZF6EZ2FF9S"
+    with Vault.open(filled) as rebuilding, Vault.open(filled) as other:
+        with rebuilding._recovery.announced():  # as its reindex or rebuild does
+            assert_busy_rebuilding(lambda: other.search({"memory_id": unknown}))
+        with pytest.raises(NotFound):
+            other.search({"memory_id": unknown})

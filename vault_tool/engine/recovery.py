@@ -14,15 +14,21 @@ alone: writes go on during the catch-up.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
+from collections.abc import Iterator
 
 from vault_tool.engine.intake import Intake
 from vault_tool.errors import Cancelled
 from vault_tool.search.index import Index
+from vault_tool.storage.processes import alive
 
 log = logging.getLogger(__name__)
 
+# Lies in .vault/run while a process refills the index from empty (its pid).
+REBUILD_MARKER = "index-rebuilding"
 # A rebuild that keeps finding damage (a failing disk) stops after this many passes; the
 # next damage found starts it again, and `vault-tool doctor` names the problem meanwhile.
 REBUILD_PASSES = 3
@@ -57,6 +63,27 @@ class Recovery:
             )
             self._thread.start()
 
+    @contextlib.contextmanager
+    def announced(self) -> Iterator[None]:
+        """While the index is refilled from empty: other processes' lookups that miss then
+        answer "being rebuilt" (elsewhere()), not "no memory has id"."""
+        marker = self._intake.store.run_dir / REBUILD_MARKER
+        with contextlib.suppress(OSError):
+            marker.write_text(str(os.getpid()))
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                marker.unlink()
+
+    def elsewhere(self) -> bool:
+        """Whether a live process (this one included) is refilling the index from empty."""
+        try:
+            pid = int((self._intake.store.run_dir / REBUILD_MARKER).read_text())
+        except (OSError, ValueError):
+            return False
+        return alive(pid)
+
     def stop(self) -> None:
         """Stop a running rebuild after the file it is at (before the vault closes under
         it); the next open catches up with the rest."""
@@ -85,7 +112,8 @@ class Recovery:
             try:
                 with self._intake.store.write_lock():
                     emptied = self._index.start_over_if_damaged()
-                report = self._intake.catch_up(self._progress)
+                with self.announced() if emptied else contextlib.nullcontext():
+                    report = self._intake.catch_up(self._progress)
             except Cancelled:
                 with self._mutex:
                     self._wanted = False

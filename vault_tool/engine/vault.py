@@ -41,7 +41,9 @@ class Vault:
         self._intake = Intake(store, index)
         self._writer = Writer(store, index)
         self._recovery = Recovery(self._intake, index)  # rebuilds the index if it is damaged
-        index.behind = lambda: self.catching_up or self._recovery.running
+        index.behind = lambda: (
+            self.catching_up or self._recovery.running or self._recovery.elsewhere()
+        )
         self.client = clean_client(client)
         self.root = store.root
         # True while a background catch-up runs: searches then say they may miss changes.
@@ -324,8 +326,9 @@ class Vault:
         return self._intake.catch_up(progress)
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
-        """Rebuild the index from the files."""
-        return self._intake.reindex(progress)
+        """Rebuild the index from the files (other processes' misses meanwhile are busy)."""
+        with self._recovery.announced():
+            return self._intake.reindex(progress)
 
     def sync_paths(self, paths: list[str], *, commit: bool | None = None) -> SyncReport:
         """Take in hand edits of these files (check, commit, index)."""
