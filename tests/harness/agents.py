@@ -125,6 +125,17 @@ class Shared:
         with self.lock:
             return [w.name for w in self.windows if w.overlaps(start, end)]
 
+    def busy_rebuilding(self, result: dict[str, Any]) -> bool:
+        """Whether a read was answered "the index is being rebuilt, retry" (after `git clean
+        -xfd` removed it): an honest answer, counted; the final reads must still find it."""
+        error = result.get("error")
+        message = error.get("message", "") if isinstance(error, dict) else ""
+        if result.get("_error") == "vault_busy" and "being rebuilt" in message:
+            with self.lock:
+                self.counts["reads_busy_rebuilding"] += 1
+            return True
+        return False
+
     def refused(self, who: str, what: str, code: str, started: float, detail: Any) -> None:
         """A write refused: vault_busy while a merge, rebase or detached HEAD was in progress
         is the vault keeping out of the person's way (never acknowledged, so nothing lost);
@@ -138,6 +149,8 @@ class Shared:
                 for w in spans:
                     self.counts[f"refused_busy_during_{w.name.split()[0]}"] += 1
             return
+        if isinstance(detail, dict) and self.busy_rebuilding(detail):
+            return  # never acknowledged: the agent retries later, as the answer says
         self.problem(f"{who}: {what} refused{self.when(started)}: {code}: {detail!s:.300}")
 
     def problem(self, text: str) -> None:
@@ -268,10 +281,11 @@ class Client:
             started = time.monotonic()
             current = await self._call(session, "search", {"memory_id": ack.memory_id})
             if "_error" in current:
-                self.shared.problem(
-                    f"{self.name}: own memory {ack.memory_id} unreadable"
-                    f"{self.shared.when(started)}: {current['_error']}"
-                )
+                if not self.shared.busy_rebuilding(current):
+                    self.shared.problem(
+                        f"{self.name}: own memory {ack.memory_id} unreadable"
+                        f"{self.shared.when(started)}: {current['_error']}"
+                    )
                 return
             revision = ack.revision + 1
             result = await self._call(
@@ -332,7 +346,8 @@ class Client:
             still = self.shared.acks[ack.memory_id]
         where = self.shared.when(started)
         if "_error" in result:
-            if not still.deleted:  # deleted by its owner meanwhile: not a miss
+            # Deleted by its owner meanwhile, or the index being rebuilt: not a miss.
+            if not still.deleted and not self.shared.busy_rebuilding(result):
                 self.shared.problem(
                     f"{self.name}: cannot see {ack.memory_id}{where}: {result['error']}"
                 )

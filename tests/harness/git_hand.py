@@ -233,6 +233,20 @@ def lost_a_lock_race(done: subprocess.CompletedProcess) -> bool:
     return locked(done) or (done.returncode != 0 and said <= _QUIET_LOCK_FAILURES)
 
 
+def raced_a_write(done: subprocess.CompletedProcess) -> bool:
+    """Whether git refused only because of the vault's own writes in flight: its index
+    taken while it wrote it ("Unable to write index"), or files only agents write (under
+    decision/) on disk and not yet committed ("would be overwritten")."""
+    text = done.stdout + done.stderr
+    if "Unable to write index" in text:
+        return True
+    if "would be overwritten by merge" not in text:
+        return False
+    listed = text.split("would be overwritten by merge:", 1)[1].split("Please", 1)[0]
+    named = [w for w in listed.split() if "/" in w]
+    return bool(named) and all(w.startswith("decision/") for w in named)
+
+
 def out(done: subprocess.CompletedProcess | None) -> str:
     """What git said, on one line: its start and its end (where the error usually is)."""
     if done is None:

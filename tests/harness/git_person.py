@@ -31,6 +31,7 @@ from tests.harness.git_hand import (
     locked,
     lost_a_lock_race,
     out,
+    raced_a_write,
 )
 
 ACTIONS = ("stash", "merge", "checkout", "rebase", "merge_abort", "clean", "stop_leader")
@@ -124,7 +125,7 @@ class GitPerson(Hands):
                     break
                 if self.in_progress() and "Unable to write index" in out(merged):
                     self.git("merge", "--abort")  # it lost the index to another commit
-                elif self.in_progress() or not lost_a_lock_race(merged):
+                elif self.in_progress() or not (lost_a_lock_race(merged) or raced_a_write(merged)):
                     break
                 self.count("git_person_lock_retries")
                 time.sleep(0.1)
@@ -187,10 +188,25 @@ class GitPerson(Hands):
             self.git("add", "--", path)
             self.git("rebase", "--continue", env={"GIT_EDITOR": "true"})
             self.git("checkout", "-q", "main")
-            self.git("merge", "-q", "--no-edit", branch)
+            self._merge_cleanly(name, branch)
             self.git("branch", "-q", "-d", branch)
             self.count("git_rebases")
         self.record(path, resolved)
+
+    def _merge_cleanly(self, name: str, branch: str) -> None:
+        """Merge a branch that conflicts with nothing, again if git lost a race with a write
+        (its index taken meanwhile, or a write's new file on disk and not yet committed)."""
+        for _ in range(LOCK_RETRIES):
+            merged = self.git("merge", "-q", "--no-edit", branch, check=False)
+            if merged.returncode == 0:
+                return
+            if self.in_progress():
+                self.git("merge", "--abort", check=False)
+            if not (lost_a_lock_race(merged) or raced_a_write(merged)):
+                break
+            self.count("git_person_write_race_retries")
+            time.sleep(0.1)
+        raise RuntimeError(f"{name}: git merge {branch} failed: {out(merged)}")
 
     def checkout(self) -> None:
         """`git checkout <old sha>` (HEAD detached, the folder as it was), a pause, `git
