@@ -513,3 +513,26 @@ def test_a_rendered_file_holding_a_secret_in_any_field_is_never_written(seeded: 
     assert git(seeded, "rev-parse", "HEAD") == head
     assert git(seeded, "status", "--porcelain", "--untracked-files=all") == ""
     assert SECRET not in git(seeded, "log", "-p", "--all")
+
+
+def test_a_file_written_back_to_heads_bytes_before_the_commit_is_a_conflict(vault_path: Path):
+    # `git stash` (a reset to HEAD) rewrites the file after the update renamed it into
+    # place and before git read it: nothing is left to commit, and the agent must re-read.
+    with Vault.open(vault_path) as vault:
+        made = vault.remember(create_args())
+        file = vault_path / made["path"]
+        old = file.read_bytes()
+        head = git(vault_path, "rev-parse", "HEAD")
+        update = {
+            "mode": "update",
+            "memory_id": made["memory_id"],
+            "expected_version_id": made["version_id"],
+            "content_md": "# Ana owns the billing service\n\nSince March.\n",
+            "semantic_delta": create_args()["semantic_delta"],
+        }
+        stash = Fault("fsync", 3, "hook", hook=lambda: file.write_bytes(old))  # the folder's
+        with Faults(stash), pytest.raises(VersionConflict, match="changed on disk"):
+            vault.remember(update)
+        assert file.read_bytes() == old
+        assert git(vault_path, "rev-parse", "HEAD") == head
+        assert git(vault_path, "status", "--porcelain") == ""

@@ -99,10 +99,19 @@ def replace_text(path: Path, text: str) -> None:
     """Replace a small machine-local file (a record, a heartbeat) so no reader sees half of it.
 
     Not fsynced: these files are caches and notes the next start rebuilds, not memories.
+    Their folder is machine state a person may remove at any moment (`git clean -xfd`):
+    it is made again, and the write tried again, when it vanished mid-way.
     """
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    for attempt in range(3):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+            return
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
 
 
 def fsync_folder(folder: Path) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vault_tool.core.ids import is_memory_path
-from vault_tool.errors import InvalidInput, VaultBusy, VaultError
+from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
 from vault_tool.storage import config as config_module
 from vault_tool.storage.changes import (
     UNCHECKED,
@@ -281,9 +281,13 @@ class Store:
             placing.put_in_place()
             committing = True
             sha = self.commits.commit([c.path for c in changes], message, author_date=author_date)
-            if sha is None:
-                raise VaultError(
-                    "git reported success but made no commit", hint="run `vault-tool doctor`"
+            if sha is None:  # the files hold HEAD's bytes again: another program wrote them
+                raise VersionConflict(
+                    f"{', '.join(c.path for c in changes)} changed on disk while this write "
+                    "ran (another program wrote it back: a `git stash`, a checkout, an editor); "
+                    "nothing was committed",
+                    current_version_id=self.head_sha(),
+                    hint="read the memory again (search with memory_id) and retry",
                 )
         except BaseException as problem:
             undo_failed = placing.undo(problem)
