@@ -125,6 +125,16 @@ class Shared:
         with self.lock:
             return [w.name for w in self.windows if w.overlaps(start, end)]
 
+    def shows_old_commit(self, started: float) -> bool:
+        """Whether a read overlapped the person's checkout of an old commit: the vault then
+        shows that commit (a memory made since is not there, one changed since is older),
+        as the folder does. Counted, not a miss; the final reads must find everything."""
+        if not any(name.startswith("checkout") for name in self.during(started)):
+            return False
+        with self.lock:
+            self.counts["reads_of_an_old_checkout"] += 1
+        return True
+
     def busy_rebuilding(self, result: dict[str, Any]) -> bool:
         """Whether a read was answered "the index is being rebuilt, retry" (after `git clean
         -xfd` removed it): an honest answer, counted; the final reads must still find it."""
@@ -281,7 +291,9 @@ class Client:
             started = time.monotonic()
             current = await self._call(session, "search", {"memory_id": ack.memory_id})
             if "_error" in current:
-                if not self.shared.busy_rebuilding(current):
+                if not (
+                    self.shared.busy_rebuilding(current) or self.shared.shows_old_commit(started)
+                ):
                     self.shared.problem(
                         f"{self.name}: own memory {ack.memory_id} unreadable"
                         f"{self.shared.when(started)}: {current['_error']}"
@@ -347,12 +359,18 @@ class Client:
         where = self.shared.when(started)
         if "_error" in result:
             # Deleted by its owner meanwhile, or the index being rebuilt: not a miss.
-            if not still.deleted and not self.shared.busy_rebuilding(result):
+            if not (
+                still.deleted
+                or self.shared.busy_rebuilding(result)
+                or self.shared.shows_old_commit(started)
+            ):
                 self.shared.problem(
                     f"{self.name}: cannot see {ack.memory_id}{where}: {result['error']}"
                 )
             return
         if not _at_or_after(self.shared.vault, ack.version, result["version_id"]):
+            if self.shared.shows_old_commit(started):
+                return
             self.shared.problem(
                 f"{self.name}: sees {ack.memory_id} at {result['version_id'][:10]}, "
                 f"older than the acknowledged {ack.version[:10]}{where}"

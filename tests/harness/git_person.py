@@ -147,8 +147,10 @@ class GitPerson(Hands):
             self.git("add", "--", path)
             self.git("commit", "-q", "--no-edit")
             self.count("git_merges_resolved")
-            if self.git("rev-list", "--parents", "-1", "HEAD").count(" ") != 2:
-                self.shared.problem(f"{name}: the resolution {self.head()} is not a merge commit")
+            # (Agents' commits may already sit on top of it: find the merge, not HEAD.)
+            merge = self.git("log", "-1", "--merges", "--format=%H", "--", path)
+            if not merge or self.git("show", f"{merge}:{path}") != resolved.decode().strip():
+                self.shared.problem(f"{name}: no merge commit holds the resolution of {path}")
         self.record(path, resolved)
 
     def merge_abort(self) -> None:
@@ -275,10 +277,10 @@ class GitPerson(Hands):
             done = self.git("clean", "-xfd", check=False)
             self.count("git_cleans")
             said = (done.stdout + done.stderr).splitlines()
-            # A folder the vault recreated while git emptied it: git says so and goes on.
-            if done.returncode != 0 and not all(
-                line.startswith(("Removing ", "warning: failed to remove")) for line in said
-            ):
+            # A folder the vault recreated while git emptied it, or a file it removed while
+            # git listed the folder: git says so and goes on.
+            benign = ("Removing ", "warning: failed to remove", "warning: could not lstat")
+            if done.returncode != 0 and not all(line.startswith(benign) for line in said):
                 raise RuntimeError(f"{name}: git clean -xfd failed: {out(done)}")
             removed = [line for line in said if line.startswith("Removing ")]
             self.count("git_clean_removed", len(removed))

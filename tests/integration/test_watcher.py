@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers import create_args, eventually, git
 from vault_tool.engine.vault import Vault
-from vault_tool.errors import NotFound
+from vault_tool.errors import NotFound, VaultBusy
 from vault_tool.watcher import Watcher
 
 NOTE = "---\nmemory_type: note\ntitle: {title}\n---\n# {title}\n\n{body}\n"
@@ -29,7 +29,7 @@ def titles(vault: Vault, query: str) -> list[str]:
 def path_of(vault: Vault, memory_id: str) -> str | None:
     try:
         return vault.read(memory_id)["path"]
-    except NotFound:
+    except (NotFound, VaultBusy):  # (busy: a rescan of a new folder has not read it yet)
         return None
 
 

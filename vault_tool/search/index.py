@@ -332,8 +332,8 @@ class Index:
             return doc
         if self.behind():
             raise VaultBusy(
-                "memory_id: the search index is being rebuilt from the files and does not "
-                f"hold {memory_id} yet",
+                "memory_id: the search index is being rebuilt or caught up from the files "
+                f"and does not hold {memory_id} yet",
                 hint="retry in a moment (nothing was changed or lost)",
                 field="memory_id",
             )
