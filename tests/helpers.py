@@ -8,7 +8,7 @@ import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -104,3 +104,9 @@ def create_args(
         "content_md": f"# {title}\n\n{body}\n",
         "semantic_delta": delta(title, **extra),
     }
+
+
+def reason_of(vault: Any, path: str) -> str:
+    """The recorded problem of a file ("" if none). A test waits for the reason it expects:
+    on a busy machine the watcher may first read a file half-written (a problem of its own)."""
+    return vault.problems().get(path, {}).get("reason", "")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_support import invoke
-from tests.helpers import create_args, eventually, git, snapshot
+from tests.helpers import create_args, eventually, git, reason_of, snapshot
 from vault_tool.checks import doctor as doctor_module
 from vault_tool.checks import verify as health
 from vault_tool.engine.vault import Vault
@@ -173,8 +173,7 @@ def test_the_tool_never_commits_conflict_markers(vault, vault_path):
 def test_a_hand_made_file_with_conflict_markers_is_a_problem_not_a_commit(watched, vault_path):
     head = git(vault_path, "rev-parse", "HEAD")
     (vault_path / "wombats.md").write_text(NOTE.format(title="Wombats", body=MARKERS))
-    eventually(lambda: "wombats.md" in watched.problems())
-    assert "conflict markers" in watched.problems()["wombats.md"]["reason"]
+    eventually(lambda: "conflict markers" in reason_of(watched, "wombats.md"))
     assert git(vault_path, "rev-parse", "HEAD") == head
     assert titles(watched, "dusk dawn") == []
     # Indexing at start-up (catch-up) refuses it the same way.

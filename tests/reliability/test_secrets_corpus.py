@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.mcp_client import SERVE, anyio_backend, server_env  # noqa: F401 (fixture)
-from tests.helpers import create_args, eventually, git
+from tests.helpers import create_args, eventually, git, reason_of
 from vault_tool.core.redact import find_secret_kinds
 from vault_tool.engine.vault import Vault
 from vault_tool.watcher import Watcher
@@ -237,9 +237,9 @@ def test_a_hand_edit_holding_a_secret_is_never_committed(vault_path: Path):
             edited.write_text(original.replace("backend engineer", f"owner of {gloss.value}"))
             paths.append(tool_made["path"])
 
-            eventually(lambda: all(p in vault.problems() for p in paths), timeout=15)
-            for path in paths:
-                assert "holds a secret" in vault.problems()[path]["reason"]
+            eventually(
+                lambda: all("holds a secret" in reason_of(vault, p) for p in paths), timeout=15
+            )
             assert_nowhere_in_history(vault_path, SECRETS)
             assert SECRETS[0].value not in json.dumps(vault.search({"query": "Pasted"}))
 
