@@ -247,6 +247,15 @@ def raced_a_write(done: subprocess.CompletedProcess) -> bool:
     return bool(named) and all(w.startswith("decision/") for w in named)
 
 
+def raced_a_commit(done: subprocess.CompletedProcess) -> bool:
+    """Whether git refused to begin only because a commit of the vault's was in flight: its
+    files staged, or a hand edit not yet taken in, when git looked at the folder."""
+    text = done.stdout + done.stderr
+    return done.returncode != 0 and (
+        "Your index contains uncommitted changes" in text or "You have unstaged changes" in text
+    )
+
+
 def out(done: subprocess.CompletedProcess | None) -> str:
     """What git said, on one line: its start and its end (where the error usually is)."""
     if done is None:

@@ -31,6 +31,7 @@ from tests.harness.git_hand import (
     locked,
     lost_a_lock_race,
     out,
+    raced_a_commit,
     raced_a_write,
 )
 
@@ -165,16 +166,11 @@ class GitPerson(Hands):
         self.on_laptop(branch, path, note(k, f"laptop {k}"), push=True)
         self.commit_by_hand(path, desk, f"Plan {k}: the desk's")
         name = f"rebase {k}"
-        # git rebases only a clean folder: the person waits for the tool to commit edits.
-        dirty = lambda: self.git("status", "--porcelain", "--untracked-files=no").strip()  # noqa: E731
-        if consistency.within(lambda: not dirty(), SETTLE_TIMEOUT, 0.1) is None:
-            raise RuntimeError(
-                f"{name}: edits still uncommitted after {SETTLE_TIMEOUT:g} s: {dirty()}"
-            )
         with self.shared.window(name, busy_ok=True):
-            for _ in range(LOCK_RETRIES):  # a rebase that lost a lock race is begun again
+            for _ in range(LOCK_RETRIES):  # a rebase that lost a race is begun again
+                self._wait_until_committed(name)
                 started = self.git("rebase", "main", branch, check=False, tries=1)
-                if self.unmerged(path) or not locked(started):
+                if self.unmerged(path) or not (locked(started) or raced_a_commit(started)):
                     break
                 if self.in_progress():
                     self.git("rebase", "--abort", check=False)
@@ -194,6 +190,14 @@ class GitPerson(Hands):
             self.git("branch", "-q", "-d", branch)
             self.count("git_rebases")
         self.record(path, resolved)
+
+    def _wait_until_committed(self, name: str) -> None:
+        """git rebases only a clean folder: the person waits for the tool to commit edits."""
+        dirty = lambda: self.git("status", "--porcelain", "--untracked-files=no").strip()  # noqa: E731
+        if consistency.within(lambda: not dirty(), SETTLE_TIMEOUT, 0.1) is None:
+            raise RuntimeError(
+                f"{name}: edits still uncommitted after {SETTLE_TIMEOUT:g} s: {dirty()}"
+            )
 
     def _merge_cleanly(self, name: str, branch: str) -> None:
         """Merge a branch that conflicts with nothing, again if git lost a race with a write
