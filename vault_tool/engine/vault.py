@@ -15,15 +15,13 @@ from typing import Any
 
 from vault_tool.core import calls, ids
 from vault_tool.core.memory import Memory, fingerprint, parse
-from vault_tool.core.text import query_words
 from vault_tool.core.times import utc_now
-from vault_tool.engine import history
+from vault_tool.engine import history, reads
 from vault_tool.engine.intake import Intake, Progress, SyncReport
 from vault_tool.engine.ledger import Ledger
 from vault_tool.engine.recovery import Recovery
 from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client
 from vault_tool.errors import Cancelled, InvalidInput
-from vault_tool.search import ranking, results
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import MERGE_AT_SEGMENTS, Index
 from vault_tool.storage import processes
@@ -120,31 +118,20 @@ class Vault:
         if call.memory_id is not None:
             return self.read(call.memory_id)
         assert call.query is not None
-        controls, now, judged = call.controls, datetime.now(UTC), self._ledger.judgements()
-        hits, total = self._index.read(lambda s: ranking.rank(s, call.query, controls, now, judged))
-        words = query_words(call.query)
-        selected = results.hit_entries(
-            hits,
-            controls.maximum_context_bytes,
-            lambda facts: results.matching_facts(facts, words),
-            explain=explain,
+        result = reads.ranked(
+            self._index, call.query, call.controls, self._ledger.judgements(), explain=explain
         )
         if cancelled and cancelled():
             raise Cancelled("the search was cancelled", hint="nothing was recorded")
-        result: dict[str, Any] = {
-            "query": call.query,
-            "selected_hits": selected,
-            "total_matches": total,
-        }
-        if not selected:
+        if not result["selected_hits"]:
             result["reason"] = "empty_vault" if self.count() == 0 else "nothing_relevant"
         if self._index.behind():
             result["index_catching_up"] = True
         self._ledger.record_search(
             query=call.query,
             controls=call.as_sent,
-            hits=selected,
-            total_matches=total,
+            hits=result["selected_hits"],
+            total_matches=result["total_matches"],
             client=clean_client(client or self.client),
         )
         return result
@@ -153,19 +140,7 @@ class Vault:
 
     def read(self, memory_id: str) -> dict[str, Any]:
         """An addressed read: the one memory, at the top level."""
-        doc = self._require(memory_id)
-        record = doc.record
-        return {
-            "memory_id": doc.memory_id,
-            "version_id": doc.version_id,
-            "title": doc.title,
-            "memory_type": doc.memory_type,
-            "content_md": record["content_md"],
-            "semantic_delta": record["semantic_delta"],
-            "path": doc.path,
-            "created": record["created"],
-            "updated": record["updated"],
-        }
+        return reads.addressed(self._require(memory_id))
 
     def show(self, memory_id: str, version: str | None = None) -> dict[str, Any]:
         """A memory's file as written (now, or at a version) with its id, version and path."""
