@@ -50,6 +50,7 @@ CODES: dict[str, ErrorCode] = {
 # What each exit code of the CLI means: the error codes above, plus outcomes that are not
 # errors. The CLI's epilog and docs/cli.md are rendered from this.
 UNHEALTHY = 8
+IMPORT_SKIPPED = 9
 EXIT_CODES: dict[int, str] = {
     0: "success",
     1: "internal error",
@@ -60,6 +61,7 @@ EXIT_CODES: dict[int, str] = {
     6: "vault busy",
     7: "no vault or vault broken",
     UNHEALTHY: "unhealthy (verify, doctor)",
+    IMPORT_SKIPPED: "import skipped items (the report lists each with its reason)",
     130: "cancelled or interrupted",
 }
 
@@ -95,6 +97,14 @@ class InvalidInput(VaultError):
     """The call or the file is malformed; the message names the field and the fix."""
 
     code = "invalid_input"
+    # A call refused for several problems lists them all: [{"field", "message", "hint"}].
+    problems: tuple[dict[str, str], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        result = super().to_dict()
+        if self.problems:
+            result["error"]["problems"] = list(self.problems)
+        return result
 
 
 class LimitExceeded(InvalidInput):

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core.ids import is_memory_path
+from vault_tool.core.printable import escape
+from vault_tool.engine.intake import SyncReport
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultError
 from vault_tool.storage.lease import Lease
@@ -27,6 +29,10 @@ from vault_tool.storage.processes import HEARTBEAT_SECONDS
 
 log = logging.getLogger(__name__)
 
+# What the watcher tells: one event per commit, refused file, problem and kept-out secret,
+# and when taking in waits for git (a merge, a rebase) and when it goes on again.
+Narrate = Callable[[dict[str, Any]], None]
+WARNINGS = ("refused", "problem", "secret", "waiting")
 LEADER_RETRY_SECONDS = 1.0
 # A file that never goes quiet (a log someone appends to) is still taken in this often.
 MAX_DELAY_SECONDS = 5.0
@@ -91,8 +97,16 @@ class LeaseLost(Exception):
 class Watcher:
     """Leads watching the vault when it can; otherwise stands by to take over."""
 
-    def __init__(self, vault: Vault, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        vault: Vault,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        narrate: Narrate | None = None,
+    ) -> None:
+        """narrate: called with each event (see narration); without it, events are logged."""
         self.vault = vault
+        self._narrate = narrate
         self.root = vault.root
         self.debounce = vault.settings.debounce_ms / 1000
         self.leading = threading.Event()
@@ -270,13 +284,13 @@ class Watcher:
         try:
             due = [path for path in due if not self.vault.settled(path)]
             if due:
-                self.vault.sync_paths(due)
+                self._tell_report(self.vault.sync_paths(due))
             if rescan:
-                self._sync_everything()
+                self._tell_report(self._sync_everything())
         except VaultError as problem:
             # Said once, not at every retry: a merge can last minutes.
             if str(problem) != self._waiting_for:
-                log.warning("could not take in changes (%s); retrying", problem)
+                self._tell({"event": "waiting", "reason": str(problem)})
                 self._waiting_for = str(problem)
             self._retry_at = self._clock() + self.debounce
             with self._mutex:
@@ -284,8 +298,32 @@ class Watcher:
                 self._rescan = self._rescan or rescan
             return
         if self._waiting_for is not None and (due or rescan):
-            log.info("taking in changes again")
+            self._tell({"event": "resumed"})
             self._waiting_for = None
+
+    def _tell_report(self, report: SyncReport) -> None:
+        for done in report.commits:
+            self._tell(
+                {
+                    "event": "commit",
+                    "version_id": done.sha,
+                    "subject": done.subject,
+                    "memory_id": done.memory_id,
+                    "paths": done.paths,
+                }
+            )
+        for path, problem in report.problems.items():
+            self._tell({"event": report.kept.get(path, "problem"), "path": path, **problem})
+
+    def _tell(self, event: dict[str, Any]) -> None:
+        if self._narrate is not None:
+            try:
+                self._narrate(event)
+            except OSError as gone:  # a closed terminal or pipe must not stop the watching
+                log.warning("could not tell of %s: %s", event["event"], gone)
+        else:
+            level = logging.WARNING if event["event"] in WARNINGS else logging.INFO
+            log.log(level, "%s", narration(event))
 
     def _merge_index_when_idle(self) -> None:
         """Merge index segments while nothing is pending: writers then never pay for it."""
@@ -294,9 +332,23 @@ class Watcher:
         with contextlib.suppress(VaultError):  # a writer is busy: merge on a later tick
             self.vault.merge_index_when_idle()
 
-    def _sync_everything(self) -> None:
+    def _sync_everything(self) -> SyncReport:
         self.vault.catching_up = True
         try:
-            self.vault.take_in_offline_changes(self._beat)
+            return self.vault.take_in_offline_changes(self._beat)
         finally:
             self.vault.catching_up = False
+
+
+def narration(event: dict[str, Any]) -> str:
+    """One event as a line for a person (a terminal, the server log), names escaped."""
+    kind = event["event"]
+    if kind == "commit":
+        return f"committed {event['version_id'][:10]} {escape(event['subject'])}"
+    if kind == "waiting":
+        return f"waiting: could not take in changes ({escape(event['reason'])}); retrying"
+    if kind == "resumed":
+        return "taking in changes again"
+    where = escape(event["path"]) + (f":{event['line']}" if event.get("line") else "")
+    said = {"refused": "refused", "problem": "not taken in", "secret": "kept out"}[kind]
+    return f"{said} {where}: {escape(event['reason'])} ({escape(event['hint'])})"

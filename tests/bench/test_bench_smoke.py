@@ -144,3 +144,13 @@ def test_report_renders_tables_from_results(tmp_path: Path) -> None:
     speed = {"count": 60, "reindex_s": 1.0, "search_short": {"p50_ms": 1, "p95_ms": 2, "n": 3}}
     text = report.markdown_tables({"speed": {60: speed}, "mcp": {}, "quality": {}})
     assert "| search_short |" in text or "search_short" in text
+
+
+def test_a_persons_notes_folder_is_adopted_whole_with_and_without_git(tmp_path: Path) -> None:
+    from bench import adopt
+
+    results = adopt.bench(25, 1, tmp_path)  # raises if a note is not indexed or is a problem
+    for label in ("with_git", "without_git"):
+        for figure in ("init", "reindex", "floor_read_notes"):
+            assert_latency(results[f"{figure}_{label}"], 1)
+    assert results["notes"] == 25

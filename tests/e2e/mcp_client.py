@@ -20,6 +20,26 @@ import pytest
 from tests.helpers import eventually
 
 SERVE = [sys.executable, "-m", "vault_tool", "serve"]
+
+
+async def call(session: Any, tool: str, arguments: dict[str, Any]) -> Any:
+    """One tools/call; structuredContent checked against the tool's declared outputSchema.
+
+    Refusals too: hosts on the TypeScript SDK validate isError results against it as well.
+    """
+    from jsonschema import Draft202012Validator
+
+    result = await session.call_tool(tool, arguments)
+    listed = {t.name: t for t in (await session.list_tools()).tools}
+    Draft202012Validator(listed[tool].output_schema).validate(result.structured_content)
+    return result
+
+
+def text_of(result: Any) -> str:
+    """The text rendering of a result."""
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
 CLIENT_NAME = "e2e-client"
 
 

@@ -22,11 +22,13 @@ from tests.e2e.mcp_client import (  # noqa: F401 (anyio_backend is a fixture)
     CLIENT_NAME,
     SERVE,
     anyio_backend,
+    call,
     children_of,
     is_alive,
     ledger_queries,
     server_env,
     stdio_session,
+    text_of,
 )
 from tests.helpers import create_args, delta, eventually_async, git
 from vault_tool.core import schema
@@ -35,22 +37,6 @@ pytestmark = pytest.mark.anyio
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
 ERROR_SCHEMA = Draft202012Validator(schema.bundled("error.schema.json"))
-
-
-async def call(session: Any, tool: str, arguments: dict[str, Any]) -> Any:
-    """One tools/call; structuredContent checked against the tool's declared outputSchema.
-
-    Refusals too: hosts on the TypeScript SDK validate isError results against it as well.
-    """
-    result = await session.call_tool(tool, arguments)
-    listed = {t.name: t for t in (await session.list_tools()).tools}
-    Draft202012Validator(listed[tool].output_schema).validate(result.structured_content)
-    return result
-
-
-def text_of(result: Any) -> str:
-    """The text rendering of a result."""
-    return "\n".join(block.text for block in result.content if block.type == "text")
 
 
 def assert_refused(result: Any, field: str, *fix_words: str, code: str | None = None) -> dict:

@@ -112,7 +112,8 @@ class Person:
 
     def _rewritten_by_tool(self, path: str) -> bool:
         subject = consistency.git(self.vault, "log", "-1", "--format=%s", "--", path)
-        return not subject.startswith("Hand edit") and not path.startswith("notes/")
+        by_hand = subject.startswith(("Hand edit", "Move ")) or subject.endswith("(hand edit)")
+        return not by_hand and not path.startswith("notes/")
 
 
 def _path_of(vault: Path, memory_id: str) -> str | None:

@@ -68,6 +68,9 @@ def test_init_json_reports_the_vault_and_its_head(tmp_path: Path):
         "vault": str(root),
         "memories": 0,
         "version_id": git(root, "rev-parse", "HEAD"),
+        "kept_git_history": False,
+        "held_back": {},
+        "unreadable": {},
     }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from tests.cli_support import invoke
 from tests.helpers import git, snapshot
 from tests.import_fixtures import SECRETS, materialise
+from vault_tool.errors import IMPORT_SKIPPED
 
 REPORT_KEYS = {
     "source",
@@ -35,26 +36,32 @@ def test_import_json_report_lists_imported_skipped_and_redacted_items(tmp_path: 
     root = new_vault(tmp_path)
     source = materialise("markdown", tmp_path)
     done = invoke("import", str(source), "--format", "markdown", "--vault", str(root), "--json")
-    assert done.exit_code == 0, done.stderr
+    assert done.exit_code == IMPORT_SKIPPED, done.stderr  # Broken.md
     report = json.loads(done.stdout)
     assert set(report) >= REPORT_KEYS
     assert report["format"] == "markdown" and report["dry_run"] is False
     assert report["version_id"] == git(root, "rev-parse", "HEAD")
-    assert report["counts"] == {"imported": 4, "skipped": 2, "redacted": 2}
+    assert report["counts"] == {
+        "imported": 5,
+        "skipped": 1,
+        "redacted": 2,
+        "left_out": 1,
+        "unresolved_links": 3,
+    }
     assert set(report["imported"][0]) >= {"item", "memory_id", "path", "title", "memory_type"}
-    assert {s["item"] for s in report["skipped"]} == {"Broken.md", "Ideas.md"}
+    assert {s["item"] for s in report["skipped"]} == {"Broken.md"}
     assert {(r["item"], r["kind"]) for r in report["redactions"]} == {
         ("Credentials.md", "url-credentials"),
         ("Credentials.md", "aws-access-key-id"),
     }
-    assert git(root, "log", "-1", "--format=%s") == "Import 4 memories from markdown"
+    assert git(root, "log", "-1", "--format=%s") == "Import 5 memories from markdown"
 
 
 def test_import_text_report_names_each_skipped_item_and_its_reason(tmp_path: Path):
     root = new_vault(tmp_path)
     source = materialise("kg-jsonl", tmp_path)
     done = invoke("import", str(source), "--format", "kg-jsonl", "--vault", str(root))
-    assert done.exit_code == 0, done.stderr
+    assert done.exit_code == IMPORT_SKIPPED, done.stderr
     assert "Import 4 memories from memory.jsonl" in done.stdout
     assert "Skipped (6):" in done.stdout
     assert "memory.jsonl:10: not valid JSON" in done.stdout
@@ -66,10 +73,10 @@ def test_running_an_import_twice_makes_one_commit(tmp_path: Path):
     root = new_vault(tmp_path)
     source = materialise("basic-memory", tmp_path)
     args = ("import", str(source), "--format", "basic-memory", "--vault", str(root))
-    assert invoke(*args).exit_code == 0
+    assert invoke(*args).exit_code == IMPORT_SKIPPED  # Bad.md
     state = snapshot(root)
     again = invoke(*args, "--json")
-    assert again.exit_code == 0, again.stderr
+    assert again.exit_code == IMPORT_SKIPPED, again.stderr  # Bad.md again; the rest is there
     report = json.loads(again.stdout)
     assert report["version_id"] is None and report["counts"]["imported"] == 0
     assert snapshot(root) == state
@@ -84,7 +91,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path):
     done = invoke(
         "import", str(source), "--format", "basic-memory", "--vault", str(root), "--dry-run"
     )
-    assert done.exit_code == 0, done.stderr
+    assert done.exit_code == IMPORT_SKIPPED, done.stderr
     assert "+++ b/note/" in done.stdout
     assert "+    predicate: recommended_by" in done.stdout
     assert "Would import 4 of 5 items; nothing was written." in done.stdout
@@ -148,20 +155,19 @@ def test_import_into_a_missing_vault_exits_7_and_creates_nothing(tmp_path: Path)
 def test_export_to_a_file_then_import_into_a_fresh_vault_keeps_ids_and_paths(tmp_path: Path):
     root = new_vault(tmp_path)
     source = materialise("markdown", tmp_path)
-    assert (
-        invoke("import", str(source), "--format", "markdown", "--vault", str(root)).exit_code == 0
-    )
+    done = invoke("import", str(source), "--format", "markdown", "--vault", str(root))
+    assert done.exit_code == IMPORT_SKIPPED  # Broken.md
     out = tmp_path / "backup.jsonl"
     done = invoke("export", "--vault", str(root), "--output", str(out), "--json")
     assert done.exit_code == 0, done.stderr
-    assert json.loads(done.stdout) == {"format": "jsonl", "output": str(out), "lines": 4}
+    assert json.loads(done.stdout) == {"format": "jsonl", "output": str(out), "lines": 5}
     exported = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
     fresh = new_vault(tmp_path, "fresh")
     imported = invoke("import", str(out), "--format", "jsonl", "--vault", str(fresh), "--json")
     assert imported.exit_code == 0, imported.stderr
     report = json.loads(imported.stdout)
-    assert git(fresh, "log", "-1", "--format=%s") == "Import 4 memories from backup.jsonl"
+    assert git(fresh, "log", "-1", "--format=%s") == "Import 5 memories from backup.jsonl"
     assert {(e["memory_id"], e["path"]) for e in report["imported"]} == {
         (r["memory_id"], r["path"]) for r in exported
     }
@@ -172,9 +178,8 @@ def test_export_to_a_file_then_import_into_a_fresh_vault_keeps_ids_and_paths(tmp
 def test_export_writes_json_lines_to_standard_output(tmp_path: Path):
     root = new_vault(tmp_path)
     source = materialise("kg-jsonl", tmp_path)
-    assert (
-        invoke("import", str(source), "--format", "kg-jsonl", "--vault", str(root)).exit_code == 0
-    )
+    done = invoke("import", str(source), "--format", "kg-jsonl", "--vault", str(root))
+    assert done.exit_code == IMPORT_SKIPPED  # the fixture's bad lines
     jsonl = invoke("export", "--vault", str(root))
     assert jsonl.exit_code == 0, jsonl.stderr
     records = [json.loads(line) for line in jsonl.stdout.splitlines()]

@@ -183,9 +183,9 @@ def test_a_broken_file_is_reported_with_line_reason_and_fix(vault_path, filled):
 
 
 UNPARSEABLE = {
-    "schema": "---\nmemory_type: not-a-type\n---\n# A note\n",
+    "schema": "---\nfacts: not-a-list\n---\n# A note\n",
     "not_a_mapping": "---\n- just\n- a list\n---\n# A note\n",
-    "no_h1": "---\nmemory_type: note\n---\nNo heading here.\n",
+    "empty": "\n\n",
     "not_closed": "---\nmemory_type: note\n# A note\n",
 }
 
@@ -208,13 +208,13 @@ def test_doctor_gives_the_fix_the_files_own_error_carries(vault_path, filled, ki
 def test_the_problems_record_keeps_the_hint_of_each_file_it_could_not_take_in(
     vault, vault_path, filled
 ):
-    path = "notes/no_h1.md"
+    path = "notes/empty.md"
     (vault_path / "notes").mkdir(exist_ok=True)
-    (vault_path / path).write_text(UNPARSEABLE["no_h1"])
+    (vault_path / path).write_text(UNPARSEABLE["empty"])
     vault.sync_paths([path])
     with health.Checkup(vault_path) as checkup:
         recorded = checkup.recorded_problems()[path]
-    assert recorded["hint"].startswith("start the body with a heading line")
+    assert recorded["hint"].startswith("write the note")
 
 
 def test_looking_repairs_nothing_and_creates_no_index(vault_path, filled):

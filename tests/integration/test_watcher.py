@@ -71,7 +71,9 @@ def test_delete_and_move_are_taken_in(watched, vault_path):
     # the id is then briefly unknown before it reappears at its new path.
     eventually(lambda: path_of(watched, made["memory_id"]) == "animals/wombats.md")
     eventually(lambda: git(vault_path, "status", "--porcelain") == "")
-    assert subjects(vault_path, 1) == ["Hand edit: Wombats dig burrows"]
+    assert subjects(vault_path, 1) == [
+        f"Move decision: Wombats dig burrows ({made['path']} -> animals/wombats.md)"
+    ]
     target.unlink()
     eventually(lambda: titles(watched, "wombats") == [])
     eventually(lambda: git(vault_path, "status", "--porcelain") == "")

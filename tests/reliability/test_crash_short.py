@@ -174,7 +174,7 @@ def test_a_hand_edit_is_committed_as_checked_even_if_saved_again_mid_commit(
         assert flag.exists() and note.read_bytes() == b""
         assert git(vault_path, "show", "HEAD:notes/n.md") == good.decode().strip()
         assert "All there." in vault.read("notes/n")["content_md"]
-        # The half-saved file is seen as changed again, and refused: it has no H1.
+        # The half-saved file is seen as changed again, and refused: it is empty.
         vault.sync_paths(["notes/n.md"])
         assert "notes/n.md" in vault.problems()
         assert "All there." in vault.read("notes/n")["content_md"]

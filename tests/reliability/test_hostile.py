@@ -60,14 +60,15 @@ HOSTILE = {
     "billion-laughs": (BILLION_LAUGHS.encode(), "anchors and aliases"),
     "deep-flow": (b"---\nx: " + b"[" * 100_000 + b"]" * 100_000 + b"\n---\n# Deep\n", "nesting"),
     "deep-block": (DEEP_BLOCK.encode(), "nested too deeply"),
-    "huge-scalar": (b"---\ntitle: " + b"t" * 900_000 + b"\n---\n# Scalar\n", "too long"),
+    "huge-scalar": (b"---\nkey: " + b"t" * 900_000 + b"\n---\n# Scalar\n", "too long"),
     "python-tag": (
         b"---\ntitle: !!python/object/apply:os.system ['touch PWNED']\n---\n# Tag\n",
         "not valid YAML",
     ),
     "unclosed": (b"---\ntitle: Never closed\n# Body\n", "not closed"),
     "not-a-mapping": (b"---\n- a\n- list\n---\n# List\n", "not a mapping"),
-    "no-h1": (b"Just words, no heading.\n", "H1"),
+    "empty": (b"", "empty"),
+    "blank": (b"\n  \n\t\n", "empty"),
 }
 
 

@@ -15,7 +15,9 @@ from typing import Any
 from vault_tool.checks import activity
 from vault_tool.checks.checkup import Check, Checkup, count
 from vault_tool.checks.verify import Issue, Progress, VerifyReport, verify
+from vault_tool.core.printable import escape
 from vault_tool.errors import VaultError, VaultUnavailable
+from vault_tool.search import links
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION
 from vault_tool.storage import config as config_module
 from vault_tool.storage import repo_state
@@ -53,6 +55,7 @@ def doctor(checkup: Checkup, progress: Progress | None = None) -> DoctorReport:
         _check_files(by_kind),
         _check_uncommitted(checkup, by_kind),
         _check_drift(by_kind),
+        _check_links(checkup),
         activity.check_git_locks(checkup),
         activity.check_write_lock(holder),
         activity.check_journal(checkup, holder),
@@ -235,6 +238,26 @@ def _check_drift(by_kind: dict[str, list[Issue]]) -> Check:
     counts = ", ".join(f"{len(by_kind[k])} {k}" for k in DRIFT_KINDS if by_kind.get(k))
     fixes = sorted({i.fix for i in drift})
     return Check("index_drift", "fail", counts, _issue_rows(drift), fix="; ".join(fixes))
+
+
+def _check_links(checkup: Checkup) -> Check:
+    """Links that name no note: worth knowing (a typo, a renamed note), still healthy."""
+    if checkup.index is None:
+        return Check("links", "warn", "not checked: the index cannot be read (see index)")
+    broken = checkup.index.read(lambda searcher: list(links.unresolved(searcher)))
+    if not broken:
+        return Check("links", "ok", "every link between notes names a note")
+    return Check(
+        "links",
+        "warn",
+        f"{count(len(broken), 'link')} between notes "
+        f"{'names' if len(broken) == 1 else 'name'} no note (by file name, path, title or alias)",
+        [
+            {"path": path, "line": None, "reason": f"unresolved link {escape(text)}", "link": text}
+            for path, text in broken
+        ],
+        fix="correct the link, or write the note it names",
+    )
 
 
 def _git_or_none(store: Store, *args: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 from typing import Any
@@ -15,6 +16,7 @@ from vault_tool.cli.output import (
     shown_in_markup,
     vault_options,
 )
+from vault_tool.core import printable
 
 
 @click.command()
@@ -41,13 +43,21 @@ def watch(vault_path: str | None, as_json: bool) -> None:
 
     Servers already do this; use it when you edit by hand with no server running. If
     another process leads the watching, this one stands by and takes over if it stops.
+    Prints a line for each commit it makes, each file it refuses or cannot read, and each
+    secret it keeps out of git (--json: one JSON object a line, with an `event` field).
     """
-    from vault_tool.watcher import Watcher
+    from vault_tool.watcher import Watcher, narration
+
+    def tell(event: dict[str, Any]) -> None:
+        if as_json:
+            click.echo(printable.escape_json(json.dumps(event, ensure_ascii=False)))
+        else:
+            click.echo(narration(event))
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with open_vault(vault_path, catch_up=False) as vault:
-        watcher = Watcher(vault).start()
+        watcher = Watcher(vault, narrate=tell).start()
         if not as_json:
             click.echo(f"Watching {vault.root} (Ctrl-C to stop)", err=True)
         try:
@@ -61,17 +71,30 @@ def watch(vault_path: str | None, as_json: bool) -> None:
 @click.command()
 @vault_options
 def commit(vault_path: str | None, as_json: bool) -> None:
-    """Commit hand edits now, one commit per memory ("Hand edit: <title>").
+    """Commit hand edits now, one commit per memory, saying what happened to it.
+
+    `Hand edit: <title>` for a new or changed file, `Delete <type>: <title> (hand edit)`
+    for a deleted one, `Move <type>: <title> (old -> new)` for a moved or renamed one.
 
     For vaults with auto_commit = false in .vault/config.toml. Files that do not parse
     or that hold a secret are reported and left uncommitted.
     """
     with open_vault(vault_path, catch_up=False) as vault:
         report = vault.commit_hand_edits()
-    result = {"committed": report.indexed + report.removed, "problems": report.problems}
+    commits = [
+        {"version_id": c.sha, "subject": c.subject, "memory_id": c.memory_id, "paths": c.paths}
+        for c in report.commits
+    ]
+    result = {
+        "committed": report.indexed + report.removed,
+        "commits": commits,
+        "problems": report.problems,
+    }
 
     def render(out: Any) -> None:
         out.print(f"Committed {len(result['committed'])} hand edits.")
+        for done in commits:
+            out.print(f"  {done['version_id'][:10]} {shown_in_markup(done['subject'])}")
         for path, problem in report.problems.items():
             where = f"{shown_in_markup(path)}:{problem['line'] or ''}"
             what = shown_in_markup(f"{problem['reason']} ({problem['hint']})")

@@ -7,7 +7,15 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.output import emit, open_vault, shown_in_markup, vault_options
+from vault_tool.cli.output import (
+    Moment,
+    emit,
+    open_vault,
+    shown,
+    shown_in_markup,
+    vault_options,
+)
+from vault_tool.core.times import parse_time
 
 
 @click.command()
@@ -20,7 +28,11 @@ from vault_tool.cli.output import emit, open_vault, shown_in_markup, vault_optio
 )
 @vault_options
 def show(memory_id: str, version: str | None, vault_path: str | None, as_json: bool) -> None:
-    """Show one memory: its file as written, with id, version and path."""
+    """Show one memory: its file as written, with id, version and path, then where its
+    links lead and which notes link to it (resolved as the notes are now).
+
+    A deleted memory shows its last version, with when and by whom it was deleted.
+    """
     with open_vault(vault_path) as vault:
         result = vault.show(memory_id, version)
     file_text = result["file"]
@@ -28,9 +40,31 @@ def show(memory_id: str, version: str | None, vault_path: str | None, as_json: b
     def render(out: Any) -> None:
         where = f"{result['memory_id']}  version {result['version_id'][:10]}  {result['path']}"
         out.print(f"[dim]{shown_in_markup(where)}[/dim]")
+        if "deleted" in result:
+            out.print(f"[yellow]{shown_in_markup(_deleted_line(result['deleted']))}[/yellow]")
         out.print(file_text, markup=False, end="")
+        if version is None:  # (links are resolved as the notes are now)
+            for line in _link_lines(result):
+                out.print(line, markup=False, highlight=False)
 
     emit(result, as_json, render)
+
+
+def _link_lines(result: dict[str, Any]) -> list[str]:
+    """Where a memory's links lead and which notes link to it, for `show`."""
+    lines = []
+    if result.get("links"):
+        lines.append("\nlinks:")
+        for link in result["links"]:
+            to = "(no note has this name)"
+            if "memory_id" in link:
+                to = f"{shown(link['memory_id'])}  {shown(link['title'])}"
+            lines.append(f"  {shown(link['link'])}  -> {to}")
+    if result.get("backlinks"):
+        total = result.get("backlink_count", len(result["backlinks"]))
+        lines.append(f"\nlinked from ({total}):")
+        lines += [f"  {shown(n['memory_id'])}  {shown(n['title'])}" for n in result["backlinks"]]
+    return lines
 
 
 @click.command()
@@ -38,7 +72,11 @@ def show(memory_id: str, version: str | None, vault_path: str | None, as_json: b
 @click.option("--patch", "-p", is_flag=True, help="Show what each version changed.")
 @vault_options
 def history(memory_id: str, patch: bool, vault_path: str | None, as_json: bool) -> None:
-    """Every version of a memory, newest first: commit, date, author, client, message."""
+    """Every version of a memory, newest first: commit, date, author, client, message.
+
+    The versions follow the memory across its moves, deletes and restores (each with the
+    path its file had); a deleted memory's history ends with the commit that deleted it.
+    """
     with open_vault(vault_path) as vault:
         versions = vault.history(memory_id, patch=patch)
 
@@ -55,12 +93,13 @@ def history(memory_id: str, patch: bool, vault_path: str | None, as_json: bool) 
 
 @click.command()
 @click.argument("memory_id")
-@click.argument("version")
+@click.argument("version", required=False)
 @vault_options
-def restore(memory_id: str, version: str, vault_path: str | None, as_json: bool) -> None:
+def restore(memory_id: str, version: str | None, vault_path: str | None, as_json: bool) -> None:
     """Bring a memory back to an earlier VERSION, as one new commit.
 
-    VERSION is a sha from `history`, or 7 or more of its first digits.
+    VERSION is a sha from `history`, or 7 or more of its first digits. A deleted memory
+    (see `vault-tool deleted`) comes back with its id, by default as its last version was.
     """
     with open_vault(vault_path) as vault:
         result = vault.restore(memory_id, version)
@@ -75,10 +114,53 @@ def restore(memory_id: str, version: str, vault_path: str | None, as_json: bool)
 
 
 @click.command()
+@vault_options
+def deleted(vault_path: str | None, as_json: bool) -> None:
+    """Memories deleted by an agent or a person, last deleted first: id, title, when, by
+    whom, and the last version (`vault-tool restore ID` brings one back)."""
+    with open_vault(vault_path) as vault:
+        found = vault.deleted()
+
+    def render(out: Any) -> None:
+        from rich.table import Table
+
+        if not found:
+            out.print("No memory has been deleted.")
+            return
+        table = Table(box=None, pad_edge=False)
+        for column in ("id", "deleted", "by", "last version"):
+            table.add_column(column, no_wrap=True)
+        table.add_column("title", ratio=1)
+        for entry in found:
+            table.add_row(
+                shown_in_markup(entry["memory_id"]),
+                entry["date"][:16].replace("T", " "),
+                shown_in_markup(entry["client"] or entry["author"]),
+                (entry["last_version"] or "")[:10],
+                shown_in_markup(f"{entry['memory_type']}: {entry['title']}"),
+            )
+        out.print(table)
+
+    emit(found, as_json, render)
+
+
+def _deleted_line(entry: dict[str, Any]) -> str:
+    when = entry["date"][:16].replace("T", " ")
+    who = entry["client"] or entry["author"]
+    return (
+        f"deleted {when} by {who} in {entry['deleted_in'][:10]}; "
+        f"`vault-tool restore {entry['memory_id']}` brings it back"
+    )
+
+
+@click.command()
 @click.option("--limit", "-n", default=30, show_default=True, help="How many commits to show.")
 @click.option("--client", metavar="NAME", help="Only commits made by this client (agent or tool).")
 @click.option(
-    "--since", metavar="DATE", help="Only commits since this date (anything git accepts)."
+    "--since",
+    type=Moment(),
+    metavar="DATE",
+    help="Only commits since DATE (2026-03-15, an ISO time, today, yesterday, 7d, 2w, 3m).",
 )
 @click.option("--type", "memory_type", metavar="TYPE", help="Only writes of memories of this type.")
 @vault_options
@@ -96,7 +178,9 @@ def log(
     --grep 'Client: claude-code' --stat
     """
     with open_vault(vault_path, catch_up=False) as vault:
-        commits = vault.log(limit=limit, client=client, since=since, memory_type=memory_type)
+        # As seconds since the epoch: git reads a bare day as that day at the current time.
+        start = f"@{int(parse_time(since).timestamp())}" if since else None
+        commits = vault.log(limit=limit, client=client, since=start, memory_type=memory_type)
     emit(commits, as_json, lambda out: out.print(_commit_table(commits)))
 
 
@@ -155,6 +239,10 @@ def remember_file(
     def render(out: Any) -> None:
         out.print(f"{result['status'].capitalize()} {result['memory_id']} ({result['path']})")
         out.print(f"[dim]version {result['version_id']}[/dim]")
+        for other in result.get("similar", ()):
+            like = f"{other['memory_id']} {other['title']!r} (version {other['version_id'][:10]})"
+            out.print(f"[yellow]Similar: {shown_in_markup(like)}; update that one instead "
+                      "if it is the same memory[/yellow]")  # fmt: skip
         for item in result["redactions"]:
             out.print(
                 f"[yellow]Redacted {item['count']} {item['kind']} in {item['field']}[/yellow]"
@@ -195,4 +283,4 @@ def _commit_line(c: dict[str, Any]) -> str:
     return f"[bold]{c['sha'][:10]}[/bold] {c['date'][:19]} {who} {c['subject']}"
 
 
-COMMANDS = [show, history, restore, log, remember_file]
+COMMANDS = [show, history, restore, deleted, log, remember_file]

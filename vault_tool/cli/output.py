@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -136,6 +137,31 @@ def progress_callback(label: str) -> Callable[[int, int], None] | None:
             bar.clear()
 
     return update
+
+
+class Moment(click.ParamType):
+    """A --since / --until / --as-of value in the one date grammar (core/times.py),
+    resolved to a day or a UTC time; with commits, a commit sha (7 to 40 hex digits) too."""
+
+    name = "moment"
+
+    def __init__(self, *, commits: bool = False) -> None:
+        self.commits = commits
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from vault_tool.core.times import MOMENT_FORMS, parse_moment
+
+        text = str(value)
+        if self.commits and _COMMIT.match(text.strip()):
+            return text.strip()
+        try:
+            return parse_moment(text)
+        except ValueError:
+            also = ", or a commit sha from `vault-tool log`" if self.commits else ""
+            self.fail(f"'{shown(text)}' is not a date: use {MOMENT_FORMS}{also}", param, ctx)
+
+
+_COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
 
 def report_error(problem: VaultError, as_json: bool) -> None:

@@ -34,7 +34,7 @@ MCP_ERRORS_END = "<!-- end of error codes -->\n"
 
 def render() -> str:
     """The whole command reference as Markdown."""
-    parts = [HEADER, "## Exit codes\n\n", exit_code_table()]
+    parts = [HEADER, "## Exit codes\n\n", exit_code_table(), dates_section()]
     # Each command's help as `vault-tool NAME --help` prints it: under the group's context,
     # whose settings (-h as well as --help) the commands inherit.
     settings = {**cli.context_settings, "terminal_width": 100}
@@ -43,6 +43,20 @@ def render() -> str:
             with click.Context(command, info_name=name, parent=group) as ctx:
                 parts.append(f"\n## vault-tool {name}\n\n```text\n{command.get_help(ctx)}\n```\n")
     return "".join(parts)
+
+
+def dates_section() -> str:
+    """The one date grammar every --since / --until / --as-of reads (core/times.py)."""
+    from vault_tool.core.times import MOMENT_FORMS
+
+    return (
+        "\n## Dates\n\n"
+        f"Every `--since`, `--until` and `--as-of` takes {MOMENT_FORMS}; so do the `search` "
+        "tool's `since` and `until`. `today`, `yesterday` and ages name whole UTC days "
+        "(`7d` is the day a week before today, `3m` the same day three months back): a day "
+        "given to `--since` counts from its start, to `--until` and `--as-of` to its end. "
+        "Anything else exits 2 and names these forms.\n"
+    )
 
 
 def exit_code_table() -> str:

@@ -13,7 +13,11 @@ from vault_tool.cli.output import emit, open_vault, vault_options
 @click.argument("memory_id")
 @vault_options
 def blame(memory_id: str, vault_path: str | None, as_json: bool) -> None:
-    """Which commit, date and client asserted each fact of a memory."""
+    """Which commit, date and client asserted each fact of a memory.
+
+    A move never takes the credit: versions are followed across moves and restores. A
+    deleted memory's facts are those of its last version.
+    """
     with open_vault(vault_path) as vault:
         lines = vault.blame(memory_id)
 

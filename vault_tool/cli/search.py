@@ -7,12 +7,14 @@ from typing import Any
 import click
 
 from vault_tool.cli.output import (
+    Moment,
     emit,
     open_vault,
     progress_callback,
     shown_in_markup,
     vault_options,
 )
+from vault_tool.core.times import utc_now
 
 
 @click.command()
@@ -35,14 +37,27 @@ from vault_tool.cli.output import (
     metavar="TAG",
     help="Only memories with this tag (repeatable: all).",
 )
-@click.option("--since", metavar="DATE", help="Only memories updated on or after DATE.")
-@click.option("--until", metavar="DATE", help="Only memories updated on or before DATE.")
+@click.option(
+    "--since",
+    type=Moment(),
+    metavar="DATE",
+    help="Only memories updated on or after DATE (2026-03-15, an ISO time, today, "
+    "yesterday, 7d, 2w, 3m).",
+)
+@click.option(
+    "--until",
+    type=Moment(),
+    metavar="DATE",
+    help="Only memories updated on or before DATE (a day counts to its end).",
+)
 @click.option("--explain", is_flag=True, help="Show every part of each hit's score.")
 @click.option(
     "--as-of",
     "as_of",
+    type=Moment(commits=True),
     metavar="DATE|COMMIT",
-    help="Search the vault as it was then, with the facts valid on that day (not recorded).",
+    help="Search the vault as it was then (the end of DATE, or a commit), with the facts "
+    "valid on that day (not recorded).",
 )
 @vault_options
 def search(
@@ -84,6 +99,9 @@ def search(
         else:
             result = vault.search(args, explain=explain)
 
+    # A fact has ended if its last day is before today, or before the day searched as of.
+    day = (result["as_of"]["moment"] if "as_of" in result else utc_now())[:10]
+
     def render(out: Any) -> None:
         if "as_of" in result:
             moment = result["as_of"]
@@ -104,16 +122,28 @@ def search(
             if hit.get("superseded_by"):
                 out.print(f"   [yellow]superseded by {', '.join(hit['superseded_by'])}[/yellow]")
             for fact in hit["facts"]:
-                out.print(
-                    f"   · {shown_in_markup(fact['subject'])} [italic]{fact['predicate']}"
+                line = (
+                    f"· {shown_in_markup(fact['subject'])} [italic]{fact['predicate']}"
                     f"[/italic] {shown_in_markup(fact['object'])}"
                 )
+                out.print(f"   {line}{_validity(fact, day)}")
             if explain:
                 parts = ", ".join(f"{k} {v:.3f}" for k, v in hit["score_parts"].items())
                 out.print(f"   [cyan]score = (text + entity + feedback) x factor: {parts}[/cyan]")
         out.print(f"[dim]{result['total_matches']} matching memories[/dim]")
 
     emit(result, as_json, render)
+
+
+def _validity(fact: dict[str, Any], day: str) -> str:
+    """The days a fact holds on, as a suffix of its line; an ended fact says so."""
+    start, end = fact.get("valid_from"), fact.get("valid_until")
+    if not (start or end):
+        return ""
+    span = f"{start} → {end}" if start and end else f"since {start}" if start else f"until {end}"
+    if end and end < day:
+        return f"  [dim]{span} (ended)[/dim]"
+    return f"  [dim]{span}[/dim]"
 
 
 @click.command()
@@ -123,7 +153,12 @@ def search(
 @click.option(
     "--query", "query_filter", metavar="TEXT", help="Only records whose query contains TEXT."
 )
-@click.option("--since", metavar="DATE", help="Only records since DATE (YYYY-MM-DD).")
+@click.option(
+    "--since",
+    type=Moment(),
+    metavar="DATE",
+    help="Only records since DATE (2026-03-15, an ISO time, today, yesterday, 7d, 2w, 3m).",
+)
 @vault_options
 def ledger(
     limit: int, query_filter: str | None, since: str | None, vault_path: str | None, as_json: bool
@@ -132,12 +167,15 @@ def ledger(
 
     Handles are for operators (feedback); agents never see them.
     """
+    from vault_tool.core.times import parse_time
+
+    start = parse_time(since) if since else None
     with open_vault(vault_path, catch_up=False) as vault:
         records = [
             r
             for r in vault.ledger_records("search")
             if (not query_filter or query_filter.lower() in r["query"].lower())
-            and (not since or r["time"] >= since)
+            and (start is None or parse_time(r["time"]) >= start)
         ][-limit:][::-1]
 
     def render(out: Any) -> None:

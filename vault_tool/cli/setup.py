@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from vault_tool.cli.output import emit, progress_callback, vault_options
+from vault_tool.cli.output import emit, progress_callback, shown_in_markup, vault_options
 
 
 @click.command()
@@ -12,32 +12,49 @@ from vault_tool.cli.output import emit, progress_callback, vault_options
 @click.option("--sample", is_flag=True, help="Fill the new vault with the bundled sample memories.")
 @vault_options
 def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) -> None:
-    """Create a vault: a folder, a git repository and .vault/config.toml.
+    """Make a folder a vault: a new one, or a folder of notes you already have, in place.
 
-    PATH defaults to --vault, then $VAULT_TOOL_VAULT, then the current folder. With
-    --sample the vault gets a small engineering team's memories, each in its own commit.
-    Works without a global git identity (the vault then commits as vault-tool).
+    PATH defaults to --vault, then $VAULT_TOOL_VAULT, then the current folder. An existing
+    folder (an Obsidian vault, say) is adopted as it is: no note is rewritten. If it is a git
+    repository its history is kept and one commit adds the vault's own files; if not, a new
+    repository's first commit holds the vault's files and every note, except a note that
+    holds a secret (it stays out of git; `vault-tool doctor` lists it). Any Markdown file is
+    a memory: its title comes from front matter `title`, else its first heading, else its
+    file name. With --sample the new vault gets a small engineering team's memories, each
+    in its own commit. Works without a global git identity (it then commits as vault-tool).
     """
     from vault_tool.engine.vault import Vault
     from vault_tool.ops.sample import create_sample_vault
     from vault_tool.storage.config import resolve_vault_path
 
     root = resolve_vault_path(path or vault_path)
-    count = 0
+    adopted = None
     if sample:
-        count = create_sample_vault(root, progress=progress_callback("Writing sample memories"))
+        create_sample_vault(root, progress=progress_callback("Writing sample memories"))
     else:
-        Vault.create(root)
+        adopted = Vault.create(root)
     with Vault.open(root, catch_up=False) as vault:
-        vault.catch_up(progress=progress_callback("Indexing"))
-        head = vault.head()
-    result = {"vault": str(root), "memories": count, "version_id": head}
+        report = vault.catch_up(progress=progress_callback("Indexing"))
+        result = {
+            "vault": str(root),
+            "memories": vault.count(),
+            "version_id": vault.head(),
+            "kept_git_history": adopted is None and not sample,
+            "held_back": (adopted or {}).get("held_back", {}),
+            "unreadable": {p: e["reason"] for p, e in report.problems.items()},
+        }
 
     def render(out):  # type: ignore[no-untyped-def]
-        out.print(
-            f"Created vault at [bold]{root}[/bold]" + (f" with {count} memories" if sample else "")
-        )
-        out.print(f"Next: [bold]vault-tool log --vault {root}[/bold]")
+        count = result["memories"]
+        noun = "memory" if count == 1 else "memories"
+        how = "; its git history is kept" if result["kept_git_history"] else ""
+        out.print(f"Created vault at [bold]{shown_in_markup(root)}[/bold] with {count} {noun}{how}")
+        for title, found in (("Not committed", "held_back"), ("Not readable", "unreadable")):
+            for rel, why in sorted(result[found].items()):
+                out.print(f"  {title}: {shown_in_markup(rel)}: {shown_in_markup(why)}")
+        if result["held_back"] or result["unreadable"]:
+            out.print("Fix those files; `vault-tool doctor` lists them with the fix.")
+        out.print(f"Next: [bold]vault-tool search WORDS --vault {shown_in_markup(root)}[/bold]")
 
     emit(result, as_json, render)
 

@@ -26,28 +26,55 @@ EXPORT_FORMATS = ("jsonl", "kg-jsonl")
     "facts). kg-jsonl: the MCP memory server's memory.jsonl. jsonl: a `vault-tool export`.",
 )
 @click.option(
+    "--prefix",
+    metavar="FOLDER",
+    help="markdown: put the notes under this folder of the vault [default: its top].",
+)
+@click.option(
     "--dry-run", is_flag=True, help="Show the diff of what would be written; write nothing."
 )
 @vault_options
-def import_(path: str, fmt: str, dry_run: bool, vault_path: str | None, as_json: bool) -> None:
+def import_(
+    path: str,
+    fmt: str,
+    prefix: str | None,
+    dry_run: bool,
+    vault_path: str | None,
+    as_json: bool,
+) -> None:
     """Import memories from PATH as one commit ("Import <n> memories from <name>").
 
-    Memories already in the vault (same type, title and content, or same id) are skipped,
-    so running the same import again changes nothing. Secrets are redacted before anything
-    is written. The report lists what was imported, what was skipped and why, and what was
-    redacted. See docs/import-export.md for how each format maps to memories.
+    markdown notes keep their folders and file names (under --prefix), so their ids are
+    their paths and their [[wikilinks]] still resolve; their bodies are not changed.
+    Memories already in the vault are skipped, so running the same import again changes
+    nothing. Secrets are redacted before anything is written. The report lists what was
+    imported (with each note's wikilinks and the id each resolves to), what was skipped
+    and why, and what was redacted. Exits 9 if anything was skipped for a reason other
+    than being in the vault already. See docs/import-export.md.
     """
-    from vault_tool.errors import InvalidInput
-    from vault_tool.ops.transfer import import_source
+    from vault_tool.errors import IMPORT_SKIPPED, InvalidInput
+    from vault_tool.ops.transfer import import_source, left_out
 
     source = Path(path).expanduser()
+    if prefix is not None and fmt != "markdown":
+        raise InvalidInput(
+            f"--prefix: applies to --format markdown only, not {fmt}",
+            hint="leave --prefix out: the other formats place memories by type and date, or "
+            "at their exported paths",
+            field="prefix",
+        )
     if not source.exists():
         raise InvalidInput(
             f"PATH: {path} does not exist", hint="give the folder or file to import", field="path"
         )
     with open_vault(vault_path) as vault:
         report = import_source(
-            vault, source, fmt, dry_run=dry_run, progress=progress_callback("Reading " + path)
+            vault,
+            source,
+            fmt,
+            dry_run=dry_run,
+            progress=progress_callback("Reading " + path),
+            prefix=prefix,
         )
 
     def render(out: Any) -> None:
@@ -71,8 +98,21 @@ def import_(path: str, fmt: str, dry_run: bool, vault_path: str | None, as_json:
             style="yellow",
         )
         _print_list(out, "Notes", [f"{n['item']}: {n['note']}" for n in report["notes"]])
+        unresolved = [
+            f"{entry['item']}: {link['link']}"
+            for entry in report["imported"]
+            for link in entry.get("links", ())
+            if link["resolves_to"] == "unresolved"
+        ]
+        _print_list(out, "Unresolved links", unresolved, style="yellow")
+        if report["ignored"]:
+            count = len(report["ignored"])
+            files = "file" if count == 1 else "files"
+            out.print(f"Not Markdown, not imported: {count} {files} (listed with --json).")
 
     emit(report, as_json, render)
+    if left_out(report):
+        click.get_current_context().exit(IMPORT_SKIPPED)
 
 
 @click.command("export")

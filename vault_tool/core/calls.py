@@ -1,18 +1,19 @@
 """Checking tool calls: schema, the rules the schema cannot say, and secret redaction.
 
 Pure: turns a remember call's arguments into drafts, and a search call's into its query
-and controls, or raises InvalidInput naming the field and the fix. Nothing past this
+and controls, or raises one InvalidInput naming every problem of the call, each with its
+field and its fix (so an agent fixes them all in one round trip). Nothing past this
 module sees unchecked arguments.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vault_tool.core import ids, redact, schema
 from vault_tool.core.memory import first_h1
-from vault_tool.core.times import parse_time
+from vault_tool.core.times import MOMENT_FORMS, parse_moment, parse_time
 from vault_tool.errors import InvalidInput
 
 _MODE_FIELDS = {
@@ -46,45 +47,86 @@ class Call:
 
 
 def check_call(args: Any) -> Call:
-    """Validate a remember call and prepare its drafts; raise InvalidInput on the first problem."""
+    """Validate a remember call and prepare its drafts; raise InvalidInput listing every problem."""
     if not isinstance(args, dict):
         raise InvalidInput("arguments: must be an object", hint='send {"mode": ..., ...}')
-    schema.validate(args, "remember.input.schema.json")
-    mode = args["mode"]
+    found = schema.problems(args, "remember.input.schema.json")
+    mode = args.get("mode")
+    if isinstance(mode, str) and mode in _MODE_FIELDS:
+        found += _mode_problems(args, mode)
+    written = _written(args, mode)
+    if found:
+        # The call's shape is wrong, so nothing will be written: its rules are checked on
+        # what was sent, for every part well-formed enough to check, and any secret the
+        # messages quote is redacted from them instead.
+        for content, delta, prefix in written:
+            found += _semantic_problems(content, delta, prefix)
+        raise schema.refusal([_without_secrets(p) for p in found])
+    drafts = []
+    for content, delta, prefix in written:
+        draft, problems = _prepared(content, delta, prefix)
+        drafts.append(draft)
+        found += problems
+    batch = mode == "create" and "items" in args
+    memory_id = expected = None
+    if mode != "create":
+        memory_id = _collect(found, ids.check_memory_id, args["memory_id"])
+        expected = _collect(found, ids.check_version_id, args["expected_version_id"])
+    if found:
+        raise schema.refusal(found)
+    return Call(mode, drafts, memory_id=memory_id, expected_version_id=expected, batch=batch)
+
+
+def _mode_problems(args: dict[str, Any], mode: str) -> list[schema.Problem]:
+    """Fields the mode requires that are missing, and fields it does not take."""
     required, forbidden = _MODE_FIELDS[mode]
     present = set(args) - {"mode"}
     if mode == "create" and "items" in args:
-        clash = sorted(
-            present & {"content_md", "semantic_delta", "memory_id", "expected_version_id"}
-        )
-        if clash:
-            raise InvalidInput(
-                f"{clash[0]}: not allowed together with items",
-                hint="send either items (a batch of creates) or one content_md + semantic_delta",
-                field=clash[0],
+        clash = present & {"content_md", "semantic_delta", "memory_id", "expected_version_id"}
+        return [
+            schema.Problem(
+                name,
+                f"{name}: not allowed together with items",
+                "send either items (a batch of creates) or one content_md + semantic_delta",
             )
-        drafts = [
-            prepare(item["content_md"], item["semantic_delta"], prefix=f"items[{i}].")
-            for i, item in enumerate(args["items"])
+            for name in sorted(clash)
         ]
-        return Call(mode, drafts, batch=True)
-    for name in sorted(forbidden & present):
-        raise InvalidInput(
-            f"{name}: not allowed with mode {mode}", hint=_mode_hint(mode), field=name
-        )
-    for name in sorted(required - present):
-        raise InvalidInput(
-            f"{name}: is required for mode {mode}", hint=_mode_hint(mode), field=name
-        )
-    drafts = [prepare(args["content_md"], args["semantic_delta"])] if mode != "delete" else []
-    if mode == "create":
-        return Call(mode, drafts)
-    return Call(
-        mode,
-        drafts,
-        memory_id=ids.check_memory_id(args["memory_id"]),
-        expected_version_id=ids.check_version_id(args["expected_version_id"]),
-    )
+    hint = _mode_hint(mode)
+    return [
+        schema.Problem(name, f"{name}: not allowed with mode {mode}", hint)
+        for name in sorted(forbidden & present)
+    ] + [
+        schema.Problem(name, f"{name}: is required for mode {mode}", hint)
+        for name in sorted(required - present)
+    ]
+
+
+def _written(args: dict[str, Any], mode: Any) -> list[tuple[Any, Any, str]]:
+    """(content_md, semantic_delta, field prefix) of each memory the call would write."""
+    if mode == "create" and isinstance(args.get("items"), list):
+        return [
+            (item.get("content_md"), item.get("semantic_delta"), f"items[{i}].")
+            for i, item in enumerate(args["items"])
+            if isinstance(item, dict)
+        ]
+    if mode in ("create", "update") and ("content_md" in args or "semantic_delta" in args):
+        return [(args.get("content_md"), args.get("semantic_delta"), "")]
+    return []
+
+
+def _without_secrets(problem: schema.Problem) -> schema.Problem:
+    message, _ = redact.redact_text(problem.message, problem.field)
+    hint, _ = redact.redact_text(problem.hint, problem.field)
+    return replace(problem, message=message, hint=hint)
+
+
+def _collect(found: list[schema.Problem], check: Any, *args: Any) -> Any:
+    """check(*args), or None with its refusal added to found."""
+    try:
+        return check(*args)
+    except InvalidInput as refused:
+        found.append(schema.Problem(refused.field or "", refused.message, refused.hint))
+        return None
 
 
 @dataclass(frozen=True)
@@ -111,54 +153,65 @@ class SearchCall:
 
 
 def check_search(args: Any) -> SearchCall:
-    """Validate a search call; raise InvalidInput on the first problem."""
+    """Validate a search call; raise InvalidInput listing every problem."""
     if not isinstance(args, dict):
         raise InvalidInput("arguments: must be an object", hint='send {"query": ...}')
-    schema.validate(args, "search.input.schema.json")
+    found = schema.problems(args, "search.input.schema.json")
     if ("query" in args) == ("memory_id" in args):
-        raise InvalidInput(
-            "send exactly one of query or memory_id",
-            hint="query ranks memories by relevance; memory_id reads one memory in full",
-            field="query",
+        found.append(
+            schema.Problem(
+                "query",
+                "send exactly one of query or memory_id",
+                "query ranks memories by relevance; memory_id reads one memory in full",
+            )
         )
-    if "memory_id" in args:
+    elif "memory_id" in args:
         extra = sorted(set(args) - {"memory_id", "ledger"})
         if extra:
-            raise InvalidInput(
-                f"{extra[0]}: ranking controls and filters do not apply to a memory_id read",
-                hint=f"remove {', '.join(extra)}, or search by query instead",
-                field=extra[0],
+            found.append(
+                schema.Problem(
+                    extra[0],
+                    f"{extra[0]}: ranking controls and filters do not apply to a memory_id read",
+                    f"remove {', '.join(extra)}, or search by query instead",
+                )
             )
-        return SearchCall(memory_id=ids.check_memory_id(args["memory_id"]))
-    query = args["query"].strip()
-    if not query:
-        raise InvalidInput(
-            "query: must contain words", hint="describe what to recall", field="query"
+        memory_id = _collect(found, ids.check_memory_id, args["memory_id"])
+        if found:
+            raise schema.refusal(found)
+        return SearchCall(memory_id=memory_id)
+    query = args.get("query")
+    if isinstance(query, str) and not query.strip():
+        found.append(
+            schema.Problem("query", "query: must contain words", "describe what to recall")
         )
+    since = _collect(found, _checked_time, args.get("since"), "since")
+    until = _collect(found, _checked_time, args.get("until"), "until")
+    if found:
+        raise schema.refusal(found)
     controls = Controls(
         top_k=args.get("top_k", 5),
         maximum_context_bytes=args.get("maximum_context_bytes", 12000),
         memory_types=tuple(args.get("memory_types", ())),
         tags=tuple(args.get("tags", ())),
-        since=_checked_time(args.get("since"), "since"),
-        until=_checked_time(args.get("until"), "until"),
+        since=since,
+        until=until,
     )
     as_sent = {k: v for k, v in args.items() if k not in ("query", "ledger")}
-    return SearchCall(query=query, controls=controls, as_sent=as_sent)
+    return SearchCall(query=query.strip(), controls=controls, as_sent=as_sent)
 
 
-def _checked_time(value: str | None, field_name: str) -> str | None:
-    if value is None:
-        return None
+def _checked_time(value: Any, field_name: str) -> str | None:
+    """The moment a since / until names, resolved (`7d` -> the day a week ago)."""
+    if not isinstance(value, str):
+        return None  # absent; or not a string, which the schema reports
     try:
-        parse_time(value)
+        return parse_moment(value)
     except ValueError:
         raise InvalidInput(
             f"{field_name}: {value!r} is not a real date",
-            hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ",
+            hint=f"use {MOMENT_FORMS}",
             field=field_name,
         ) from None
-    return value
 
 
 # Fields whose schema fixes their shape get a marker of that shape; every other string a
@@ -168,7 +221,15 @@ _WORD_FIELDS = {"tags": "-", "key": "-", "kind": "-", "predicate": "_", "superse
 
 def prepare(content_md: str, delta: dict[str, Any], prefix: str = "") -> Draft:
     """Redact secrets in every string field, then check what the schema cannot: H1,
-    declared endpoints, dates."""
+    declared endpoints, dates. Raises InvalidInput listing every problem."""
+    draft, found = _prepared(content_md, delta, prefix)
+    if found:
+        raise schema.refusal(found)
+    return draft
+
+
+def _prepared(content_md: str, delta: dict[str, Any], prefix: str) -> tuple[Draft, list]:
+    """The redacted draft, and the problems of its redacted values."""
     redactions: list[dict[str, Any]] = []
     reshaped = False
 
@@ -193,55 +254,86 @@ def prepare(content_md: str, delta: dict[str, Any], prefix: str = "") -> Draft:
             {"mode": "create", "content_md": content, "semantic_delta": delta},
             "remember.input.schema.json",
         )
-    _check_semantics(content, delta, prefix)
-    return Draft(content, delta, redactions)
+    return Draft(content, delta, redactions), _semantic_problems(content, delta, prefix)
 
 
-def _check_semantics(content: str, delta: dict[str, Any], prefix: str) -> None:
-    if first_h1(content) is None:
-        raise InvalidInput(
-            f"{prefix}content_md: must begin with an H1",
-            hint="start content_md with a heading line such as '# Ana owns the billing service'",
-            field=f"{prefix}content_md",
+def _semantic_problems(content: Any, delta: Any, prefix: str) -> list[schema.Problem]:
+    """What the schema cannot say, checked wherever the value is well-formed enough: the
+    schema's own problems are reported beside these, so nothing here assumes its shape."""
+    found: list[schema.Problem] = []
+    if isinstance(content, str) and first_h1(content) is None:
+        found.append(
+            schema.Problem(
+                f"{prefix}content_md",
+                f"{prefix}content_md: must begin with an H1",
+                "start content_md with a heading line such as '# Ana owns the billing service'",
+            )
         )
+    if not isinstance(delta, dict):
+        return found
+    entities, facts = _dicts(delta.get("entities")), _dicts(delta.get("facts"))
     declared: dict[str, int] = {}
-    for i, entity in enumerate(delta["entities"]):
+    for i, entity in entities:
+        if not isinstance(entity.get("n"), str):
+            continue
         name = entity["n"].strip()
         if name in declared:
-            raise InvalidInput(
-                f"{prefix}semantic_delta.entities[{i}].n: {name!r} is declared twice",
-                hint="facts name entities by n, so each n must be unique within one memory; "
-                "merge the two or give one a distinct name",
-                field=f"{prefix}semantic_delta.entities[{i}].n",
-            )
-        declared[name] = i
-    for i, fact in enumerate(delta["facts"]):
-        for end in ("subject", "object"):
-            name = fact[end].strip()
-            if name not in declared:
-                where = f"{prefix}semantic_delta.facts[{i}].{end}"
-                raise InvalidInput(
-                    f"{where}: {name!r} is not declared",
-                    hint=f'add {{"n": "{name}", "kind": ..., "is": ...}} to '
-                    "semantic_delta.entities",
-                    field=where,
+            where = f"{prefix}semantic_delta.entities[{i}].n"
+            found.append(
+                schema.Problem(
+                    where,
+                    f"{where}: {name!r} is declared twice",
+                    "facts name entities by n, so each n must be unique within one memory; "
+                    "merge the two or give one a distinct name",
                 )
-        _check_dates(fact, f"{prefix}semantic_delta.facts[{i}]")
-    for i, memory_id in enumerate(delta.get("supersedes", ())):
-        ids.check_memory_id(memory_id, f"{prefix}semantic_delta.supersedes[{i}]")
-    if delta.get("expires_at"):
-        _parse(delta["expires_at"], f"{prefix}semantic_delta.expires_at")
+            )
+        declared.setdefault(name, i)
+    for i, fact in facts:
+        for end in ("subject", "object"):
+            if not isinstance(fact.get(end), str):
+                continue
+            name = fact[end].strip()
+            if name not in declared and isinstance(delta.get("entities"), list):
+                where = f"{prefix}semantic_delta.facts[{i}].{end}"
+                found.append(
+                    schema.Problem(
+                        where,
+                        f"{where}: {name!r} is not declared",
+                        f'add {{"n": "{name}", "kind": ..., "is": ...}} to semantic_delta.entities',
+                    )
+                )
+        found += _date_problems(fact, f"{prefix}semantic_delta.facts[{i}]")
+    supersedes = delta.get("supersedes")
+    for i, memory_id in enumerate(supersedes if isinstance(supersedes, list) else ()):
+        _collect(found, ids.check_memory_id, memory_id, f"{prefix}semantic_delta.supersedes[{i}]")
+    if isinstance(delta.get("expires_at"), str) and delta["expires_at"]:
+        _collect(found, _parse, delta["expires_at"], f"{prefix}semantic_delta.expires_at")
+    return found
 
 
-def _check_dates(fact: dict[str, Any], where: str) -> None:
-    start = _parse(fact["valid_from"], f"{where}.valid_from") if fact.get("valid_from") else None
-    end = _parse(fact["valid_until"], f"{where}.valid_until") if fact.get("valid_until") else None
+def _dicts(value: Any) -> list[tuple[int, dict[str, Any]]]:
+    """(index, item) of the objects in value, if it is a list."""
+    items = value if isinstance(value, list) else ()
+    return [(i, item) for i, item in enumerate(items) if isinstance(item, dict)]
+
+
+def _date_problems(fact: dict[str, Any], where: str) -> list[schema.Problem]:
+    found: list[schema.Problem] = []
+    start, end = (
+        _collect(found, _parse, fact[name], f"{where}.{name}")
+        if isinstance(fact.get(name), str) and fact[name]
+        else None
+        for name in ("valid_from", "valid_until")
+    )
     if start and end and end < start:
-        raise InvalidInput(
-            f"{where}.valid_until: is before valid_from",
-            hint="swap the two dates, or drop one",
-            field=f"{where}.valid_until",
+        found.append(
+            schema.Problem(
+                f"{where}.valid_until",
+                f"{where}.valid_until: is before valid_from",
+                "swap the two dates, or drop one",
+            )
         )
+    return found
 
 
 def _parse(value: str, where: str) -> Any:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from vault_tool.core import schema
+from vault_tool.core import hand_made, schema
 from vault_tool.core.times import normalize_timestamp
 from vault_tool.core.yaml_safe import dump_yaml, load_yaml
 from vault_tool.errors import InvalidInput, UnparseableFile
@@ -34,6 +34,7 @@ BOM = "\ufeff"
 # The fixes an unparseable file's error carries (doctor shows them as they are).
 _NOT_CLOSED_HINT = "end the front matter with a line '---' before the # heading"
 UTF8_HINT = "save the file as UTF-8 text"
+_EMPTY_HINT = "write the note, or delete the file if it should go"
 _TOO_LARGE_HINT = "split it into smaller memories (at most 1 MB each)"
 
 
@@ -93,6 +94,8 @@ class Memory:
     updated: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     has_front_matter: bool = True
+    # `#tags` in the body: searchable as tags, never written into the front matter.
+    inline_tags: tuple[str, ...] = ()
     # The file began with a UTF-8 byte order mark (some Windows editors write one): kept on
     # every rewrite, so a person's editor sees its file as it saved it.
     bom: bool = False
@@ -209,8 +212,12 @@ def fingerprint(memory_type: str, title: str, body: str) -> str:
 # --- parsing -------------------------------------------------------------------------------
 
 
-def parse(text: str, path: str) -> Memory:
-    """Parse a memory file's text. Raises UnparseableFile with line and reason."""
+def parse(text: str, path: str, *, strict: bool = False) -> Memory:
+    """Parse a memory file's text. Raises UnparseableFile with line and reason.
+
+    A person's note is read whatever its shape (hand_made.py); strict holds a file to the
+    contract of the files the tool writes (the schema as it is, an H1 first), whatever its id.
+    """
     import frontmatter
 
     if len(text) > MAX_FILE_BYTES:
@@ -219,13 +226,18 @@ def parse(text: str, path: str) -> Memory:
         )
     bom = text.startswith(BOM)
     text = text.removeprefix(BOM).replace("\r\n", "\n")
+    if not text.strip():
+        # Most often an editor's save caught half-way (it truncates, then writes): taking
+        # it in would commit a memory's deletion that nobody made.
+        raise UnparseableFile(path, None, "the file is empty", _EMPTY_HINT)
     handler = frontmatter.YAMLHandler()
     if not handler.detect(text):
-        title, _ = _require_h1(text, path, 1)
+        _require_h1(text, path, 1, strict)
         return Memory(
             memory_type="note",
-            title=title,
+            title=hand_made.title_of(text, path),
             body=normalize_body(text),
+            inline_tags=hand_made.inline_tags(text),
             has_front_matter=False,
             bom=bom,
         )
@@ -235,16 +247,38 @@ def parse(text: str, path: str) -> Memory:
         raise UnparseableFile(path, 1, "front matter is not closed", _NOT_CLOSED_HINT) from None
     body = body[1:] if body.startswith("\n") else body
     meta = load_yaml(raw, path)
-    body_line = raw.count("\n") + 2
+    kept: dict[str, Any] = {}
+    if not strict:
+        meta, kept = hand_made.lenient(meta)
     try:
         schema.validate(meta, "memory.schema.json")
     except InvalidInput as problem:
-        top = (problem.field or "").split(".")[0].split("[")[0]
-        raise UnparseableFile(path, _line_of_key(raw, top), problem.message, problem.hint) from None
-    title, _ = _require_h1(body, path, body_line)
-    return Memory.from_mapping(
-        meta, normalize_body(body), title=meta.get("title") or title, bom=bom
+        raise _unparseable(problem, path, raw) from None
+    _require_h1(body, path, raw.count("\n") + 2, strict)
+    memory = Memory.from_mapping(
+        meta,
+        normalize_body(body),
+        title=meta.get("title") or hand_made.title_of(body, path),
+        inline_tags=hand_made.inline_tags(body),
+        bom=bom,
     )
+    # A person's own values of our keys stay in the file as written (see hand_made.py).
+    return replace(memory, extra={**memory.extra, **kept}) if kept else memory
+
+
+def _unparseable(problem: InvalidInput, path: str, raw: str) -> UnparseableFile:
+    top = (problem.field or "").split(".")[0].split("[")[0]
+    return UnparseableFile(path, _line_of_key(raw, top), problem.message, problem.hint)
+
+
+def _require_h1(body: str, path: str, line: int, strict: bool) -> None:
+    if strict and first_h1(body) is None:
+        raise UnparseableFile(
+            path,
+            line,
+            "the body does not begin with an H1",
+            "start the body with a heading line such as '# What this memory is about'",
+        )
 
 
 def first_h1(body: str) -> str | None:
@@ -257,18 +291,6 @@ def first_h1(body: str) -> str | None:
     if len(tokens) >= 2 and tokens[0].type == "heading_open" and tokens[0].tag == "h1":
         return tokens[1].content.strip() or None
     return None
-
-
-def _require_h1(body: str, path: str, line: int) -> tuple[str, int]:
-    title = first_h1(body)
-    if title is None:
-        raise UnparseableFile(
-            path,
-            line,
-            "the body does not begin with an H1",
-            "start the body with a heading line such as '# What this memory is about'",
-        )
-    return title, line
 
 
 def _line_of_key(raw: str, key: str) -> int | None:

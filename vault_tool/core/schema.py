@@ -1,20 +1,73 @@
 """The JSON Schemas in schema/ are the single source of truth for files, tool inputs and outputs.
 
-This module loads them, validates against them, and turns a schema failure into one
-InvalidInput that names the field and the fix.
+This module loads them, validates against them, and turns a schema failure into an
+InvalidInput that names the field and the fix: the first problem (`validate`, for files), or
+every problem of a tool call at once (`problems` and `refusal`).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core.times import MOMENT_FORMS
 from vault_tool.errors import InvalidInput, LimitExceeded
 
 BATCH_LIMIT = 20
+# A refusal lists at most this many problems (a batch of bad items could have hundreds).
+LISTED_PROBLEMS = 40
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a call: where, what, how to fix it; limit: too large or too many."""
+
+    field: str
+    message: str
+    hint: str
+    limit: bool = False
+
+
+def refusal(found: list[Problem]) -> InvalidInput:
+    """One error for every problem of a call: the first alone as it is, several listed.
+
+    The first problem gives the code and the field (the order puts the shallowest and the
+    limits first); the list keeps the call's own order, so a batch reads item by item.
+    """
+    # One problem a field: the first (a pattern the schema refuses is not a date as well).
+    by_field: dict[str, Problem] = {}
+    for problem in found:
+        by_field.setdefault(problem.field, problem)
+    found = list(by_field.values())
+    first = found[0]
+    kind = LimitExceeded if first.limit else InvalidInput
+    if len(found) == 1:
+        return kind(first.message, hint=first.hint, field=first.field)
+    listed = sorted(found[:LISTED_PROBLEMS], key=lambda p: _item_index(p.field))
+    more = len(found) - len(listed)
+    tail = f"; and {more} more" if more else ""
+    error = kind(
+        f"{len(found)} problems: " + "; ".join(p.message for p in listed) + tail,
+        hint="nothing was written; fix every one, then send the call again: "
+        + "; ".join(f"{p.field}: {p.hint}" for p in listed),
+        field=first.field,
+    )
+    error.problems = tuple({"field": p.field, "message": p.message, "hint": p.hint} for p in listed)
+    return error
+
+
+def _item_index(field: str) -> int:
+    """items[3].content_md -> 3; a field outside items comes first."""
+    if field.startswith("items["):
+        number = field[len("items[") :].split("]", 1)[0]
+        if number.isdigit():
+            return int(number)
+    return -1
+
 
 # Hints for fields whose pattern alone does not say how to fix a value.
 _PATTERN_HINTS = {
@@ -30,6 +83,8 @@ _PATTERN_HINTS = {
     "title": "use one line of text",
     "n": "use one line of text",
     "is": "use one line of text",
+    "since": f"use {MOMENT_FORMS}",
+    "until": f"use {MOMENT_FORMS}",
 }
 _DATE_FIELDS = {"since", "until", "expires_at", "created", "updated", "valid_from", "valid_until"}
 
@@ -115,33 +170,65 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 
 def validate(instance: Any, name: str, *, prefix: str = "") -> None:
     """Raise InvalidInput (or LimitExceeded) for the first problem of instance against a schema."""
-    _check_text(instance, [], prefix)
-    _raise_first(_validator(name).iter_errors(instance), prefix)
+    found = problems(instance, name, prefix=prefix)
+    if found:
+        raise refusal(found[:1])
 
 
-def _check_text(value: Any, path: list[Any], prefix: str) -> None:
-    """Refuse strings that are not valid Unicode (lone surrogates from escaped JSON)."""
+def problems(instance: Any, name: str, *, prefix: str = "") -> list[Problem]:
+    """Every problem of instance against a schema, the one to fix first first.
+
+    A valid instance costs one `is_valid` pass: the errors are only walked when there are some.
+    """
+    found: list[Problem] = []
+    _check_text(instance, [], prefix, found)
+    validator = _validator(name)
+    if not validator.is_valid(instance):
+        for error in sorted(validator.iter_errors(instance), key=_severity):
+            found.extend(_described(error, prefix))
+    return found
+
+
+def _check_text(value: Any, path: list[Any], prefix: str, found: list[Problem]) -> None:
+    """Find strings that are not valid Unicode (lone surrogates from escaped JSON)."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise InvalidInput(
-                f"{field_path(path, prefix)}: is not valid Unicode text (a lone surrogate)",
-                hint="send UTF-8 text; escape sequences like \\ud800 must come in valid pairs",
-                field=field_path(path, prefix),
-            ) from None
+            where = field_path(path, prefix)
+            found.append(
+                Problem(
+                    where,
+                    f"{where}: is not valid Unicode text (a lone surrogate)",
+                    "send UTF-8 text; escape sequences like \\ud800 must come in valid pairs",
+                )
+            )
     elif isinstance(value, dict):
         for key, item in value.items():
-            _check_text(key, path, prefix)
-            _check_text(item, [*path, key], prefix)
+            _check_text(key, path, prefix, found)
+            _check_text(item, [*path, key], prefix, found)
     elif isinstance(value, list):
         for n, item in enumerate(value):
-            _check_text(item, [*path, n], prefix)
+            _check_text(item, [*path, n], prefix, found)
 
 
 def errors_of(instance: Any, name: str) -> list[str]:
     """Every problem of instance against schema name, as readable lines (for output checks)."""
     return [_describe(e, "")[0] for e in _validator(name).iter_errors(instance)]
+
+
+def invalid_keys(instance: dict[str, Any], name: str, keys: tuple[str, ...]) -> set[str]:
+    """Which of these top-level keys of instance hold a value the schema refuses."""
+    return {
+        k for k in keys if k in instance and not _property_validator(name, k).is_valid(instance[k])
+    }
+
+
+@cache
+def _property_validator(name: str, key: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(_validator(name).schema["properties"][key])
 
 
 def field_path(parts: Any, prefix: str = "") -> str:
@@ -152,13 +239,29 @@ def field_path(parts: Any, prefix: str = "") -> str:
     return out or "(arguments)"
 
 
-def _raise_first(errors: Any, prefix: str) -> None:
-    ordered = sorted(errors, key=_severity)
-    if not ordered:
-        return
-    message, hint, limit = _describe(ordered[0], prefix)
-    field = message.split(":", 1)[0]
-    raise (LimitExceeded if limit else InvalidInput)(message, hint=hint, field=field)
+def _described(error: Any, prefix: str) -> list[Problem]:
+    """The problems one jsonschema error stands for: each missing or unknown field its own."""
+    path = list(error.absolute_path)
+    value = error.instance
+    if error.validator == "required" and isinstance(value, dict):
+        names = [n for n in error.validator_value if n not in value]
+    elif error.validator == "additionalProperties" and isinstance(value, dict):
+        names = sorted(set(value) - set(error.schema.get("properties", {})))
+    else:
+        names = []
+    if len(names) <= 1:
+        message, hint, limit = _describe(error, prefix)
+        return [Problem(message.split(":", 1)[0], message, hint, limit)]
+    found = []
+    for name in names:
+        where = field_path([*path, name], prefix)
+        if error.validator == "required":
+            found.append(Problem(where, f"{where}: is required but missing", _missing_hint(name)))
+        else:
+            allowed = ", ".join(sorted(error.schema.get("properties", {})))
+            hint = f"remove it; allowed fields here: {allowed}"
+            found.append(Problem(where, f"{where}: unknown field", hint))
+    return found
 
 
 def _severity(error: Any) -> tuple[int, int]:

@@ -10,6 +10,16 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+# The one grammar of every --since / --until / --as-of and of search's since / until.
+MOMENT_FORMS = (
+    "YYYY-MM-DD, an ISO time (YYYY-MM-DDTHH:MM[:SS][Z|+HH:MM]), today, yesterday, "
+    "or days, weeks or months ago (7d, 2w, 3m)"
+)
+_ISO_MOMENT = re.compile(
+    r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
+)
+_AGE = re.compile(r"^(\d{1,5})([dwm])$")
+
 # A day (2024-03-15) or a month (2024-03) in a query.
 _DATE = re.compile(r"\b(\d{4}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)\b")
 
@@ -62,3 +72,36 @@ def holds_in(fact: dict[str, Any], day_or_month: str) -> bool:
     # first day and the fact's own first day, and that day is still in the month.
     day = max(fact.get("valid_from") or "", f"{day_or_month}-01")
     return day <= f"{day_or_month}-31" and valid_on(fact, day)
+
+
+def parse_moment(text: str, today: date | None = None) -> str:
+    """A moment in the one grammar (MOMENT_FORMS) -> a day (YYYY-MM-DD) or a UTC time
+    (YYYY-MM-DDTHH:MM:SSZ). Relative forms name whole UTC days: `7d` is the day a week
+    before today, so `--since 7d` takes in all of that day. Raises ValueError naming the
+    accepted forms."""
+    value = text.strip()
+    today = today or datetime.now(UTC).date()
+    try:
+        if _ISO_MOMENT.match(value):
+            if len(value) == 10:
+                return date.fromisoformat(value).isoformat()
+            return normalize_timestamp(value)
+        if value in ("today", "yesterday"):
+            return (today - timedelta(days=1 if value == "yesterday" else 0)).isoformat()
+        age = _AGE.match(value)
+        if age:
+            count, unit = int(age[1]), age[2]
+            if unit == "m":
+                return _months_before(today, count).isoformat()
+            return (today - timedelta(days=count * (7 if unit == "w" else 1))).isoformat()
+    except (ValueError, OverflowError):
+        pass
+    raise ValueError(f"{text!r} is not a date: use {MOMENT_FORMS}")
+
+
+def _months_before(day: date, months: int) -> date:
+    """The same day of the month, months earlier; the month's last day if it is shorter."""
+    index = day.year * 12 + day.month - 1 - months
+    year, month = divmod(index, 12)
+    following = date(year + (month == 11), (month + 1) % 12 + 1, 1)
+    return date(year, month + 1, min(day.day, (following - timedelta(days=1)).day))

@@ -8,18 +8,21 @@ force at that moment, with only the facts that held on that day.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
 from vault_tool.core.calls import Controls
-from vault_tool.core.ids import is_memory_path
+from vault_tool.core.ids import is_memory_path, path_id
 from vault_tool.core.memory import Memory, parse
-from vault_tool.core.times import end_of, parse_time, valid_on
+from vault_tool.core.times import MOMENT_FORMS, end_of, parse_moment, parse_time, valid_on
+from vault_tool.engine import trail
+from vault_tool.engine.deletions import Deleted
+from vault_tool.engine.trail import Start
 from vault_tool.errors import InvalidInput, NotFound, UnparseableFile
 from vault_tool.search import ranking
-from vault_tool.search.documents import document_for
+from vault_tool.search.documents import Indexed, document_for
 from vault_tool.search.index import scratch_searcher
 from vault_tool.search.results import hit_entries
 from vault_tool.storage.git import Commit, blob_sha
@@ -28,21 +31,46 @@ from vault_tool.storage.store import Store
 _SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
 
 
-def blame(store: Store, path: str) -> list[dict[str, Any]]:
-    """Each current fact of the file with the commit, date, author and client that asserted it.
+def start_of(subject: Indexed | Deleted) -> Start:
+    """Where a memory's line of commits begins: its file now, or the commit that deleted it."""
+    if isinstance(subject, Deleted):
+        return subject.start
+    by_id = subject.memory_id != path_id(subject.path)
+    return Start(subject.memory_id, subject.path, "HEAD", by_id)
+
+
+def commits_of(store: Store, subject: Indexed | Deleted) -> list[Commit]:
+    """Every version of a memory, newest first, across its moves, deletes and restores."""
+    return trail.commits(store, start_of(subject))
+
+
+def blame(store: Store, subject: Indexed | Deleted) -> list[dict[str, Any]]:
+    """Each current fact of the memory with the commit, date, author and client that asserted it.
 
     A fact's asserting commit is the oldest one of the unbroken run of versions, counted
-    back from now, that all state it. A fact only in an uncommitted edit has no commit.
+    back from now, that all state it; a move, or a delete later undone, keeps the run
+    unbroken. A fact only in an uncommitted edit has no commit. A deleted memory's facts
+    are those of its last version.
     """
-    current = _parse_bytes(store.read_bytes(path), path)
+    path = subject.path
+    if isinstance(subject, Deleted):
+        last = subject.last_version
+        data = store.show_file(last, path) if last else None
+    else:
+        data = store.read_bytes(path)
+    current = _parse_bytes(data, path)
     if current is None:
         raise NotFound(f"{path} is missing or does not parse", hint="run `vault-tool doctor`")
+    lines = commits_of(store, subject)
     versions: list[tuple[Commit, set[tuple[str, str, str]]]] = []
-    for commit in store.history(path):
-        memory = _parse_bytes(store.show_file(commit.sha, commit.path), commit.path)
+    for commit in lines:
+        data = store.show_file(commit.sha, commit.path)
+        if data is None:
+            continue  # a delete, later undone: the facts it took away came back as they were
+        memory = _parse_bytes(data, commit.path)
         facts = {(f.subject, f.predicate, f.object) for f in memory.facts} if memory else set()
         versions.append((commit, facts))
-    lines = []
+    found = []
     for fact in current.facts:
         key = (fact.subject, fact.predicate, fact.object)
         asserted: Commit | None = None
@@ -50,7 +78,7 @@ def blame(store: Store, path: str) -> list[dict[str, Any]]:
             if key not in facts:
                 break
             asserted = commit
-        lines.append(
+        found.append(
             {
                 **fact.to_dict(),
                 "commit": asserted.sha if asserted else None,
@@ -59,7 +87,7 @@ def blame(store: Store, path: str) -> list[dict[str, Any]]:
                 "client": asserted.client if asserted else None,
             }
         )
-    return lines
+    return found
 
 
 def resolve_moment(store: Store, when: str) -> tuple[str, datetime]:
@@ -69,11 +97,11 @@ def resolve_moment(store: Store, when: str) -> tuple[str, datetime]:
         stamp = store.git("log", "-1", "--format=%cI", sha)
         return sha, parse_time(stamp)
     try:
-        moment = end_of(when)  # a date means the end of that day
+        moment = end_of(parse_moment(when))  # a day means the end of that day
     except ValueError:
         raise InvalidInput(
             f"--as-of: {when!r} is neither a date nor a commit of this vault",
-            hint="give YYYY-MM-DD, an ISO time, or a sha from `vault-tool log`",
+            hint=f"give {MOMENT_FORMS}, or a sha from `vault-tool log`",
         ) from None
     sha = store.git("rev-list", "-1", f"--before={moment.isoformat()}", "HEAD")
     if not sha:
@@ -81,12 +109,39 @@ def resolve_moment(store: Store, when: str) -> tuple[str, datetime]:
     return sha, moment
 
 
-def versions(store: Store, path: str, *, patch: bool = False) -> list[dict[str, Any]]:
-    """Every version of the file, newest first; with patch, the diff each one made."""
-    found = [asdict(c) for c in store.history(path)]
+def versions(store: Store, subject: Indexed | Deleted, *, patch: bool = False) -> list[dict]:
+    """Every version of the memory, newest first; with patch, the diff each one made."""
+    found = [asdict(c) for c in commits_of(store, subject)]
     for entry in found if patch else ():
         entry["patch"] = store.diff(entry["sha"], entry["path"])
     return found
+
+
+def show(
+    store: Store,
+    subject: Indexed | Deleted,
+    version: str | None,
+    read: Callable[[str], dict[str, Any]],
+) -> dict[str, Any]:
+    """A memory's file as written (read: its addressed read), now or at a version; a deleted
+    one's last version, with when and by whom it was deleted."""
+    if isinstance(subject, Indexed) and version is None:
+        return file_of(store, read(subject.memory_id), None)
+    if isinstance(subject, Deleted) and version is None:
+        version = subject.last_version or subject.deleted_in
+    assert version is not None
+    commit = find_version(commits_of(store, subject), subject.memory_id, version)
+    if store.show_file(commit.sha, commit.path) is None:
+        raise NotFound(
+            f"version: {version} deleted {subject.memory_id}; it holds no file",
+            hint=f"pick an earlier version from `vault-tool history {subject.memory_id}`",
+            field="version",
+        )
+    if isinstance(subject, Indexed):
+        return file_of(store, read(subject.memory_id), commit)
+    read = {"memory_id": subject.memory_id, "path": subject.path, "title": subject.title,
+            "memory_type": subject.memory_type}  # fmt: skip
+    return {**file_of(store, read, commit), "deleted": subject.to_dict()}
 
 
 def file_of(store: Store, read: dict[str, Any], commit: Commit | None) -> dict[str, Any]:
@@ -153,13 +208,15 @@ def search_as_of(
     stamp = int(moment.timestamp() * 1e9)
 
     def documents() -> Iterator[dict[str, Any]]:
-        for n, path in enumerate(paths, 1):
+        seen: set[str] = set()
+        for n, path in enumerate(sorted(paths), 1):
             if progress:
                 progress(n, len(paths))
             data = store.show_file(sha, path)
             memory = _parse_bytes(data, path)
-            if memory is None or data is None:
-                continue
+            if memory is None or data is None or (memory.id or path) in seen:
+                continue  # (a copy beside it, half a move: one memory, as the index holds it)
+            seen.add(memory.id or path)
             yield document_for(
                 memory,
                 path,

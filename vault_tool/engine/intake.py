@@ -11,29 +11,29 @@ import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from stat import S_ISDIR, S_ISLNK, S_ISREG
+from stat import S_ISREG
 from typing import Any
 
-from vault_tool.core import ids, redact
-from vault_tool.core.memory import UTF8_HINT, Memory, parse
+from vault_tool.core.memory import UTF8_HINT
+from vault_tool.engine.hand_edits import (
+    Checked,
+    Committed,
+    HandEdits,
+    Kept,
+    parse_memory,
+    secret_problem,
+    stat_or_none,
+)
 from vault_tool.errors import InvalidInput, UnparseableFile, VaultError
-from vault_tool.search.documents import Indexed, document_for
+from vault_tool.search.documents import document_for
 from vault_tool.search.index import Index
 from vault_tool.storage import problems as recorded
 from vault_tool.storage.durable import replace_text
-from vault_tool.storage.git import blob_sha, commit_message
-from vault_tool.storage.repo_state import (
-    CONFLICT_HINT,
-    CONFLICT_REASON,
-    NestedFolders,
-    conflict_line,
-    read_state,
-)
+from vault_tool.storage.git import blob_sha
+from vault_tool.storage.repo_state import NestedFolders, read_state
 from vault_tool.storage.store import Store
 
 Progress = Callable[[int, int], None]
-HAND_EDIT_CLIENT = "hand-edit"
 # From this many files on, indexing runs in a second process beside the parsing.
 BULK_DOCUMENTS = 2000
 # In the index folder: the HEAD the last catch-up saw (deleted with the index it describes).
@@ -48,6 +48,8 @@ class SyncReport:
     removed: list[str] = field(default_factory=list)
     problems: dict[str, dict[str, Any]] = field(default_factory=dict)
     unchanged: int = 0
+    kept: dict[str, str] = field(default_factory=dict)  # path -> why: refused, problem, secret
+    commits: list[Committed] = field(default_factory=list)
 
 
 class Intake:
@@ -57,6 +59,7 @@ class Intake:
         self.store = store
         self.index = index
         self.root = store.root
+        self.hand_edits = HandEdits(store, index)
 
     def catch_up(self, progress: Progress | None = None) -> SyncReport:
         """Index what changed in the folder since the index last saw it; never rewrites files.
@@ -151,6 +154,7 @@ class Intake:
             # Versions are read under the lock: a writer that was mid-way has committed.
             versions = self._versions_of(set(paths))
             head = self.store.head_sha() if paths else ""
+            committed = self.store.head_blobs() if paths else {}
             for path in removed:
                 writer.delete_by_term("path", path)
                 problems.pop(path, None)
@@ -162,7 +166,7 @@ class Intake:
                     data = self.store.read_bytes(path)
                     if data is None:
                         continue
-                    memory = _parse_memory(data, path)
+                    memory = parse_memory(data, path)
                 except UnicodeDecodeError as problem:
                     report.problems[path] = recorded.entry(
                         None, f"not UTF-8 text ({problem.reason})", UTF8_HINT
@@ -175,6 +179,12 @@ class Intake:
                     continue
                 except OSError:
                     continue  # gone or unreadable since the listing: the next pass sees it
+                # What git holds passed this check when it was committed (or is a person's
+                # own commit); a file that differs may hold a secret no search may serve.
+                # Its last good version, if any, stays searchable, as for a hand edit.
+                if blob_sha(data) != committed.get(path) and (secret := secret_problem(data)):
+                    report.problems[path] = secret
+                    continue
                 problems.pop(path, None)
                 add = writer.add_document if path in unindexed else writer.update_document
                 add(
@@ -193,7 +203,8 @@ class Intake:
         return report
 
     def sync_paths(self, paths: list[str], *, commit: bool | None = None) -> SyncReport:
-        """Take in hand edits of these files: check, commit ("Hand edit: <title>"), index.
+        """Take in hand edits of these files: check, commit (one commit per memory, its
+        subject saying what happened: core/changelog.py), index.
 
         A file that does not parse, or that holds a secret, is neither committed nor
         indexed: its last good version stays searchable and the problem is recorded for
@@ -209,54 +220,25 @@ class Intake:
         problems = recorded.load(self.store.run_dir)
         with self.store.write_lock():
             known = {p: self.index.by_path(p) for p in paths}
-            ready: dict[str, _Checked] = {}
+            ready: dict[str, Checked] = {}
             for path in sorted(set(paths)):
-                # Stat before reading: a change after the read then shows as a stale stat.
-                stat = _stat_or_none(self.root / path)
-                if stat is not None and not (S_ISREG(stat.st_mode) or S_ISLNK(stat.st_mode)):
-                    report.problems[path] = recorded.entry(
-                        None, "not a regular file (a FIFO or a device)", "remove it"
-                    )
-                    continue
-                try:
-                    data = self.store.read_bytes(path) if stat is not None else None
-                except InvalidInput as refused:  # a symlink, or a folder that leads out
-                    report.problems[path] = recorded.entry(None, refused.message, refused.hint)
-                    continue
-                doc = known[path]
-                if data is None or stat is None:
-                    problems.pop(path, None)  # gone: whatever was wrong with it is gone too
-                    if doc is not None or self.store.head_blob(path):
-                        memory_id = doc.memory_id if doc else ids.path_id(path)
-                        ready[path] = _Checked(memory_id, None, None, None)
-                    continue
-                if self._taken_in(doc, path, data):
-                    continue
-                try:
-                    memory = _parse_memory(data, path)
-                except UnicodeDecodeError as problem:
-                    reason = f"not UTF-8 text ({problem.reason})"
-                    report.problems[path] = recorded.entry(None, reason, UTF8_HINT)
-                    continue
-                except UnparseableFile as problem:
-                    report.problems[path] = recorded.entry(
-                        problem.line, problem.reason, problem.hint
-                    )
-                    continue
-                secrets_found = redact.find_secret_kinds(data.decode("utf-8"))
-                if secrets_found:
-                    report.problems[path] = recorded.entry(
-                        None,
-                        f"holds a secret ({', '.join(secrets_found)}); the edit is not committed",
-                        "remove the secret from the file; it was never written to git",
-                    )
-                    continue
-                ready[path] = _Checked(memory.id or ids.path_id(path), memory, data, stat)
+                checked = self.hand_edits.check(path, known[path])
+                if isinstance(checked, Kept):
+                    report.problems[path] = checked.entry
+                    report.kept[path] = checked.kind
+                elif checked is not None:
+                    ready[path] = checked
+                else:  # gone, or put back as indexed and committed: its problem is gone too
+                    problems.pop(path, None)
+            if commit:
+                self.hand_edits.add_move_partners(ready, known)
             for path in report.problems:
                 problems[path] = report.problems[path]
             for path in ready:
                 problems.pop(path, None)
-            versions = self._commit_hand_edits(ready, known) if commit else {}
+            versions: dict[str, str] = {}
+            if commit:
+                versions, report.commits = self.hand_edits.commit(ready, known)
             self._index_synced(ready, versions, report)
         recorded.save(self.store.run_dir, problems)
         return report
@@ -269,46 +251,17 @@ class Intake:
         VaultBusy, as sync_paths would, before any file is read.
         """
         self.store.commits.require_committable()
-        stat = _stat_or_none(self.root / path)
+        stat = stat_or_none(self.root / path)
         if stat is None or not S_ISREG(stat.st_mode):
             return False  # gone, a FIFO (reading it would block), a symlink: sync_paths decides
         try:
             data = self.store.read_bytes(path)
         except (InvalidInput, OSError):
             return False
-        return data is not None and self._taken_in(self.index.by_path(path), path, data)
-
-    def _taken_in(self, doc: Indexed | None, path: str, data: bytes) -> bool:
-        """Whether these bytes of path are both indexed (doc) and committed."""
-        return (
-            doc is not None and doc.blob == blob_sha(data) and self.store.matches_head(path, data)
-        )
-
-    def _commit_hand_edits(self, ready: dict[str, _Checked], known: dict) -> dict[str, str]:
-        # One commit per memory: a move (old path gone, new path with the same id) is one.
-        groups: dict[str, list[str]] = {}
-        versions: dict[str, str] = {}
-        for path, checked in ready.items():
-            groups.setdefault(checked.memory_id, []).append(path)
-        for memory_id, group in groups.items():
-            memory = next((ready[p].memory for p in group if ready[p].memory is not None), None)
-            title = (
-                memory.title
-                if memory
-                else next((known[p].title for p in group if known.get(p)), group[0])
-            )
-            message = commit_message(f"Hand edit: {title}", [memory_id], HAND_EDIT_CLIENT)
-            # The bytes that were checked are committed, whatever the file holds by now:
-            # a person still typing must not get a half-saved file into the history.
-            sha = self.store.commit_paths(
-                group, message, snapshot={p: ready[p].data for p in group}
-            )
-            if sha:
-                versions.update(dict.fromkeys(group, sha))
-        return versions
+        return data is not None and self.hand_edits.taken_in(self.index.by_path(path), path, data)
 
     def _index_synced(
-        self, ready: dict[str, _Checked], committed: dict[str, str], report: SyncReport
+        self, ready: dict[str, Checked], committed: dict[str, str], report: SyncReport
     ) -> None:
         present = {p for p, c in ready.items() if c.memory is not None and p not in committed}
         versions = {**self._versions_of(present), **committed}
@@ -353,46 +306,3 @@ class Intake:
     def problems(self) -> dict[str, dict[str, Any]]:
         """Files that did not parse when last read: path -> line, reason, hint."""
         return recorded.load(self.store.run_dir)
-
-
-def _parse_memory(data: bytes, path: str) -> Memory:
-    """Parse a file; one without an id must have a path that can serve as its id, and none
-    may hold conflict markers (they are git's work in progress, not a memory)."""
-    marker = conflict_line(data)
-    if marker is not None:
-        raise UnparseableFile(path, marker, CONFLICT_REASON, CONFLICT_HINT)
-    if (named := ids.path_problem(path)) is not None:  # whatever its id: see path_problem
-        raise UnparseableFile(path, None, named, ids.PATH_HINT)
-    memory = parse(data.decode("utf-8"), path)
-    if memory.id is None:
-        try:
-            ids.check_memory_id(ids.path_id(path))
-        except InvalidInput:
-            # Indexed, it would be found by search under an id that no read accepts.
-            raise UnparseableFile(
-                path,
-                None,
-                "its path cannot serve as its id (it has control characters, one of "
-                '\\:*?"<>|, or is over 300 characters long)',
-                "rename the file",
-            ) from None
-    return memory
-
-
-@dataclass(frozen=True)
-class _Checked:
-    """A hand-edited file that passed the checks: the bytes read, and its stat before."""
-
-    memory_id: str
-    memory: Memory | None  # None: the file is gone
-    data: bytes | None
-    stat: os.stat_result | None
-
-
-def _stat_or_none(path: Path) -> os.stat_result | None:
-    """The file's own stat (a symlink is not followed); None if it is gone or a folder."""
-    try:
-        stat = path.lstat()
-    except OSError:
-        return None
-    return None if S_ISDIR(stat.st_mode) else stat

@@ -13,18 +13,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import calls, ids
+from vault_tool.core import calls, changelog, ids
 from vault_tool.core.memory import Memory, fingerprint, parse
 from vault_tool.core.times import utc_now
-from vault_tool.engine import history, reads
+from vault_tool.engine import deletions, history, reads, restoring
 from vault_tool.engine.intake import Intake, Progress, SyncReport
 from vault_tool.engine.ledger import Ledger
 from vault_tool.engine.recovery import Recovery
 from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client
 from vault_tool.errors import Cancelled, InvalidInput
+from vault_tool.search import links
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import MERGE_AT_SEGMENTS, Index
-from vault_tool.storage import processes
+from vault_tool.storage import adopt, processes
 from vault_tool.storage.config import Config, Places
 from vault_tool.storage.store import Store
 
@@ -61,9 +62,13 @@ class Vault:
         return vault
 
     @classmethod
-    def create(cls, path: Path | str, *, readme: str | None = None) -> None:
-        """Make a new vault: folder, git repository, settings, and the first commit."""
-        Store.init(Path(path), readme=readme).close()
+    def create(cls, path: Path | str, *, readme: str | None = None) -> dict[str, Any] | None:
+        """Make a folder a vault (a new one, or a folder of notes in place): None if it kept
+        its own git history, else the notes its first commit adopted and those held back."""
+        root = Path(path).resolve()
+        found = None if (root / ".git").exists() else adopt.existing_files(root)
+        Store.init(root, readme=readme, found=found).close()
+        return None if found is None else asdict(found)
 
     def close(self) -> None:
         """Flush the ledger, release the index and every git helper process."""
@@ -118,8 +123,9 @@ class Vault:
         if call.memory_id is not None:
             return self.read(call.memory_id)
         assert call.query is not None
+        judged, problems = self._ledger.judgements(), self.problems()
         result = reads.ranked(
-            self._index, call.query, call.controls, self._ledger.judgements(), explain=explain
+            self._index, call.query, call.controls, judged, explain=explain, problems=problems
         )
         if cancelled and cancelled():
             raise Cancelled("the search was cancelled", hint="nothing was recorded")
@@ -140,22 +146,26 @@ class Vault:
 
     def read(self, memory_id: str) -> dict[str, Any]:
         """An addressed read: the one memory, at the top level."""
-        return reads.addressed(self._require(memory_id))
+        return reads.addressed(self._require(memory_id), self._index, self.problems())
 
     def show(self, memory_id: str, version: str | None = None) -> dict[str, Any]:
-        """A memory's file as written (now, or at a version) with its id, version and path."""
-        result = self.read(memory_id)
-        commit = self.version(memory_id, version) if version is not None else None
-        return history.file_of(self._store, result, commit)
+        """A memory's file as written (now, or at a version) with its id, version and path;
+        a deleted memory's last version (or the one asked for), with when it was deleted."""
+        return history.show(self._store, self._subject(memory_id), version, self.read)
 
     def version(self, memory_id: str, version: str) -> history.Commit:
         """The version of a memory that a sha prefix names (one rule for show and restore)."""
-        doc = self._require(memory_id)
-        return history.find_version(self._store.history(doc.path), memory_id, version)
+        found = history.commits_of(self._store, self._subject(memory_id))
+        return history.find_version(found, memory_id, version)
 
     def history(self, memory_id: str, *, patch: bool = False) -> list[dict[str, Any]]:
-        """Every version of a memory, newest first; with patch, what each one changed."""
-        return history.versions(self._store, self._require(memory_id).path, patch=patch)
+        """Every version of a memory (a deleted one too), newest first, across its moves;
+        with patch, what each one changed."""
+        return history.versions(self._store, self._subject(memory_id), patch=patch)
+
+    def deleted(self) -> list[dict[str, Any]]:
+        """Every deleted memory, last deleted first: id, title, when, by whom, last version."""
+        return [found.to_dict() for found in deletions.listing(self._store, self._index.by_id)]
 
     def log(
         self,
@@ -171,7 +181,7 @@ class Vault:
 
     def blame(self, memory_id: str) -> list[dict[str, Any]]:
         """Each current fact of a memory with the commit, date and client that asserted it."""
-        return history.blame(self._store, self._require(memory_id).path)
+        return history.blame(self._store, self._subject(memory_id))
 
     def search_as_of(
         self, args: dict[str, Any], when: str, *, explain: bool = False, progress: Any = None
@@ -219,6 +229,10 @@ class Vault:
         return self._index.find(
             "fingerprint", fingerprint(memory.memory_type, memory.title, memory.body)
         )
+
+    def notes_named(self, name: str) -> list[str]:
+        """Paths of the indexed notes a link's prefixed name finds (see core/links.py)."""
+        return self._index.read(lambda searcher: links.paths_named(searcher, name))
 
     def indexed(self) -> list[tuple[str, str, dict[str, Any]]]:
         """(path, memory id, semantic delta) of every indexed memory."""
@@ -274,8 +288,8 @@ class Vault:
         """Delete every memory whose expires_at has passed, in one commit."""
         due = self._index.expired_by(int(datetime.now(UTC).timestamp()))
         plan = [Planned(doc.path, None, doc.memory_id) for doc in sorted(due, key=lambda d: d.path)]
-        noun = "memory" if len(plan) == 1 else "memories"
-        return self.apply_plan(plan, f"Expire {len(plan)} {noun}", dry_run=dry_run)
+        subject = changelog.subject("expire", memories=changelog.memories(len(plan)))
+        return self.apply_plan(plan, subject, dry_run=dry_run)
 
     def set_status(self, memory_id: str, status: str, *, dry_run: bool = False) -> PlanResult:
         """Dismiss (hide from search, keep in the vault) or undismiss a memory, as one commit."""
@@ -285,14 +299,17 @@ class Vault:
         if memory.status == status:
             return PlanResult([], "", None)
         changed = memory.with_changes(status=status, updated=utc_now())
-        verb = "Dismiss" if status == "dismissed" else "Undismiss"
-        subject = f"{verb} {memory.memory_type}: {memory.title}"
+        name = "dismiss" if status == "dismissed" else "undismiss"
+        subject = changelog.subject(name, changelog.entry(memory, doc.path))
         return self.apply_plan([Planned(doc.path, changed)], subject, dry_run=dry_run)
 
-    def restore(self, memory_id: str, version: str, client: str | None = None) -> dict[str, Any]:
-        """Bring a memory back to an earlier version, as one new commit."""
+    def restore(
+        self, memory_id: str, version: str | None = None, client: str | None = None
+    ) -> dict[str, Any]:
+        """Bring a memory back to an earlier version (a deleted one: by default its last), as
+        one new commit."""
         who = clean_client(client or self.client)
-        return self._writer.restore(self._require(memory_id), version, who)
+        return restoring.restore(self._writer, self._subject(memory_id), version, who)
 
     # --- the folder: catch-up and hand edits ---------------------------------------------
 
@@ -369,4 +386,7 @@ class Vault:
         return {**self._store.object_counts(), "index_segments": self._index.segment_count()}
 
     def _require(self, memory_id: str) -> Indexed:
-        return self._index.require(ids.check_memory_id(memory_id))
+        return deletions.require(self._index, self._store, ids.check_memory_id(memory_id))
+
+    def _subject(self, memory_id: str) -> Indexed | deletions.Deleted:
+        return deletions.live_or_deleted(self._index, self._store, ids.check_memory_id(memory_id))

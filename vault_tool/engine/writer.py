@@ -10,14 +10,14 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from vault_tool.core import calls, ids, redact
+from vault_tool.core import calls, changelog, ids, redact, schema
 from vault_tool.core.memory import Memory, fingerprint, memory_from_delta, parse, render
 from vault_tool.core.times import utc_now
-from vault_tool.engine import history
-from vault_tool.errors import InvalidInput, NotFound, UnparseableFile, VersionConflict
+from vault_tool.engine import deletions, preconditions, similar
+from vault_tool.errors import InvalidInput, UnparseableFile, VersionConflict
 from vault_tool.search.documents import Indexed, document_for
 from vault_tool.search.index import Index
-from vault_tool.storage.git import blob_sha, commit_message
+from vault_tool.storage.git import blob_sha
 from vault_tool.storage.store import Change, Store
 
 # Folders hold a month of one type; past this many files a day level is added, because
@@ -59,6 +59,9 @@ class Writer:
             seen: dict[str, dict[str, Any]] = {}
             taken_paths: set[str] = set()
             now = utc_now()
+            problems: list[schema.Problem] = []  # every item's, refused together
+            keys: list[tuple[int, str]] = []
+            earlier: list[similar.Candidate] = []
             for i, draft in enumerate(drafts):
                 prefix = "" if single else f"items[{i}]."
                 delta = draft.delta
@@ -67,7 +70,7 @@ class Writer:
                 if existing:
                     results.append(existing)
                     continue
-                self._check_references(delta, prefix, own_id=None)
+                problems += preconditions.reference_problems(self.index, delta, prefix, None)
                 memory = memory_from_delta(
                     delta,
                     draft.content_md,
@@ -79,18 +82,21 @@ class Writer:
                 path = self.path_for(memory, taken_paths)
                 taken_paths.add(path)
                 new.append((memory, path))
+                keys += [(i, memory.key)] if memory.key else []
                 result = write_result("create", "created", memory.id, "", path, draft.redactions)
                 results.append(result)
                 seen[print_] = {**result, "status": "unchanged", "redactions": []}
-            keys = [m.key for m, _ in new if m.key]
-            if len(keys) != len(set(keys)):
-                raise InvalidInput(
-                    "items: two items use the same key", hint="give each key to one memory"
-                )
+                if like := similar.similar(self.index, memory.title, draft.content_md, earlier):
+                    result["similar"] = like
+                earlier.append(similar.candidate(memory.id, memory.title, draft.content_md, None))
+            if problems := problems + preconditions.batch_key_problems(keys):
+                raise schema.refusal(problems)
             sha = self.write_new(new, client) if new else self.store.head_sha()
             for result in results:
                 if result["status"] == "created" or not result["version_id"]:
                     result["version_id"] = sha
+                for other in result.get("similar", ()):
+                    other["version_id"] = other["version_id"] or sha  # (an item of this batch)
         if single:
             return results[0]
         return {"mode": "create", "version_id": sha, "results": results}
@@ -105,11 +111,7 @@ class Writer:
 
     def write_new(self, new: list[tuple[Memory, str]], client: str) -> str:
         changes = [Change(path, render(m).encode(), m.title, expected=None) for m, path in new]
-        if len(new) == 1:
-            subject = f"Create {new[0][0].memory_type}: {new[0][0].title}"
-        else:
-            subject = f"Create {len(new)} memories"
-        message = commit_message(subject, [m.id for m, _ in new], client)
+        message = changelog.created([changelog.entry(m, p) for m, p in new], client)
         sha = self.store.apply(changes, message)
         written = [(m, p, c.data) for (m, p), c in zip(new, changes, strict=True)]
         self.index_written(written, sha, new_paths=True)
@@ -125,7 +127,8 @@ class Writer:
         memory_id = (old.id if old else None) or (
             doc.memory_id if ids.is_ulid(doc.memory_id) else ids.new_id()
         )
-        self._check_references(draft.delta, "", own_id=memory_id)
+        if problems := preconditions.reference_problems(self.index, draft.delta, "", memory_id):
+            raise schema.refusal(problems)
         now = utc_now()
         keep = {
             "id": memory_id,
@@ -143,16 +146,15 @@ class Writer:
             )
         memory = memory.with_changes(updated=now)
         text = render(memory).encode()
-        message = commit_message(
-            f"Update {memory.memory_type}: {memory.title}", [memory_id], client
-        )
+        message = changelog.one("update", changelog.entry(memory, doc.path), client)
         sha = self.store.apply([Change(doc.path, text, memory.title, expected=data)], message)
         self.index_written([(memory, doc.path, text)], sha)
         return write_result("update", "updated", memory_id, sha, doc.path, draft.redactions)
 
     def delete(self, doc: Indexed, client: str, data: bytes) -> dict[str, Any]:
         """Delete the memory's file, refused if it no longer holds data (what was checked)."""
-        message = commit_message(f"Delete {doc.memory_type}: {doc.title}", [doc.memory_id], client)
+        of = changelog.Entry(doc.memory_type, doc.title, doc.memory_id)
+        message = changelog.one("delete", of, client)
         sha = self.store.apply([Change(doc.path, None, doc.title, expected=data)], message)
         with self.index.writer() as writer:
             self.index.forget(writer, [doc.path])
@@ -161,21 +163,16 @@ class Writer:
     def current(self, memory_id: str, expected: str) -> tuple[Indexed, bytes, str]:
         """The memory's document, bytes and version; refuse if it moved on since `expected`."""
         self.store.commits.require_committable()  # (a checkout or merge changes the files)
-        doc = self.index.require(memory_id)
-        data = self.store.read_bytes(doc.path)
-        if data is None:
-            raise NotFound(
-                f"memory_id: {memory_id} is indexed but its file {doc.path} is gone",
-                hint="it was deleted or moved by hand; search again for its current id",
-                field="memory_id",
-            )
+        doc = deletions.require(self.index, self.store, memory_id)  # (a deleted one: when, who)
+        data = preconditions.writable_bytes(self.store, doc)  # there, and not broken by hand
         current = self.store.last_commit(doc.path) or self.store.head_sha()
         if self.hand_edited(doc.path, data):
             raise VersionConflict(
                 f"memory_id: {memory_id} has an uncommitted hand edit in {doc.path}",
                 current_version_id=current,
-                hint="nothing was changed; read it again once the edit is committed "
-                "(search with memory_id) and retry with the new version_id",
+                hint="nothing was changed; the same version_id is refused until the edit is "
+                "committed (by the watcher in a moment, or by a person: vault-tool commit); "
+                "then read it again (search with memory_id) and retry with the new version_id",
             )
         if expected != current:
             raise VersionConflict(
@@ -186,28 +183,6 @@ class Writer:
                 "merge your change into it, and retry with its version_id",
             )
         return doc, data, current
-
-    def _check_references(self, delta: dict[str, Any], prefix: str, own_id: str | None) -> None:
-        key = delta.get("key")
-        if key:
-            holders = [d for d in self.index.find("key", key) if d.memory_id != own_id]
-            if holders:
-                raise InvalidInput(
-                    f"{prefix}semantic_delta.key: {key!r} is already used by "
-                    f"{holders[0].memory_id}",
-                    hint="keys are unique: update that memory instead, or choose another key",
-                    field=f"{prefix}semantic_delta.key",
-                )
-        for i, target in enumerate(delta.get("supersedes", ())):
-            if target != own_id and self.index.by_id(target) is None and self.index.behind():
-                self.index.require(target)  # VaultBusy: its file may not be read yet
-            if target == own_id or self.index.by_id(target) is None:
-                where = f"{prefix}semantic_delta.supersedes[{i}]"
-                raise InvalidInput(
-                    f"{where}: no other memory has id {target}",
-                    hint="list ids of existing memories, as returned by search",
-                    field=where,
-                )
 
     def path_for(self, memory: Memory, taken: set[str] | frozenset[str] = frozenset()) -> str:
         """Where a new memory goes: <type>/<YYYY-MM>/<slug>.md, unique in the vault."""
@@ -246,39 +221,9 @@ class Writer:
             raise VersionConflict(
                 f"{path} has an uncommitted hand edit",
                 current_version_id=self.store.head_sha(),
-                hint="commit it (vault-tool commit) or undo it, then run this again",
+                hint=preconditions.hand_edit_hint(self.store, path),
             )
         return data
-
-    def restore(self, doc: Indexed, version: str, client: str) -> dict[str, Any]:
-        """Write a memory's bytes of an earlier version back, as one new commit."""
-        with self.store.write_lock():
-            self.store.commits.require_committable()  # (a checkout changes the history too)
-            commit = history.find_version(self.store.history(doc.path), doc.memory_id, version)
-            sha, old = commit.sha, self.store.show_file(commit.sha, commit.path)
-            if old is None:
-                raise NotFound(
-                    f"version: {version} holds no content for {doc.memory_id}",
-                    hint="pick another",
-                )
-            current = self.store.read_bytes(doc.path)
-            if self.hand_edited(doc.path, current):
-                raise VersionConflict(
-                    f"{doc.path} has an uncommitted hand edit",
-                    current_version_id=doc.version_id,
-                    hint="commit or discard the edit first",
-                )
-            if current == old:
-                return write_result("update", "unchanged", doc.memory_id, doc.version_id,
-                                    doc.path, [])  # fmt: skip
-            memory = parse(old.decode("utf-8"), doc.path)
-            subject = f"Restore {memory.memory_type}: {memory.title} to {sha[:10]}"
-            message = commit_message(subject, [doc.memory_id], client)
-            version = self.store.apply(
-                [Change(doc.path, old, memory.title, expected=current)], message
-            )
-            self.index_written([(memory, doc.path, old)], version)
-        return write_result("update", "updated", doc.memory_id, version, doc.path, [])
 
     def index_written(
         self, written: list[tuple[Memory, str, bytes]], sha: str, *, new_paths: bool = False
@@ -332,25 +277,25 @@ class Writer:
             written: list[tuple[Memory, str, bytes]] = []
             removed: list[str] = []
             diffs: list[str] = []
-            memory_ids: list[str] = []
+            entries: list[changelog.Entry] = []
             for item in plan:
                 old = self.committed_bytes(item.path)
                 new = render(item.memory).encode() if item.memory is not None else None
                 if new == old:
                     continue
-                title = item.memory.title if item.memory else item.path
-                changes.append(Change(item.path, new, title, expected=old))
-                diffs.append(unified_diff(item.path, old, new))
                 if item.memory is not None:
+                    of = changelog.entry(item.memory, item.path)
                     written.append((item.memory, item.path, new or b""))
-                    memory_ids.append(item.memory.id or ids.path_id(item.path))
-                else:
+                else:  # named as its last version has it
+                    of = changelog.entry_of_file(old, item.path, item.memory_id)
                     removed.append(item.path)
-                    memory_ids.append(item.memory_id or ids.path_id(item.path))
+                entries.append(of)
+                changes.append(Change(item.path, new, of.title, expected=old))
+                diffs.append(unified_diff(item.path, old, new))
             result = PlanResult([c.path for c in changes], "".join(diffs), None)
             if dry_run or not changes:
                 return result
-            message = commit_message(subject, memory_ids, who)
+            message = changelog.about(subject, entries, who)
             result.version_id = self.store.apply(changes, message, author_date=author_date)
             self.index_written(written, result.version_id)
             if removed:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from vault_tool.core import schema
+from vault_tool.core import changelog, schema
 from vault_tool.core.entities import Entity, Mention, mentions_of, resolve
 from vault_tool.core.memory import Entity as Declared
 from vault_tool.core.memory import Fact, Memory, parse
@@ -187,7 +187,7 @@ def plan_rename_entity(
         return _with_entities(memory, kept, renamed)
 
     plan, read = _plan(vault, _paths_of(target, paths), rewrite, progress)
-    return Rewrite(f"Rename entity: {spelled} -> {new} ({_count(plan)})", plan, read)
+    return Rewrite(_subject("rename_entity", spelled, new, plan), plan, read)
 
 
 def plan_merge_entity(
@@ -242,7 +242,7 @@ def plan_merge_entity(
         return _with_entities(memory, out, renamed)
 
     plan, read = _plan(vault, _paths_of(gone, paths), rewrite, progress)
-    subject = f"Merge entity: {_usual_spelling(gone, mentions)} -> {name} ({_count(plan)})"
+    subject = _subject("merge_entity", _usual_spelling(gone, mentions), name, plan)
     return Rewrite(subject, plan, read)
 
 
@@ -276,7 +276,7 @@ def plan_rename_predicate(
         return memory.with_changes(facts=_unique(facts))
 
     plan, read = _plan(vault, targets, rewrite, progress)
-    return Rewrite(f"Rename predicate: {old} -> {new} ({_count(plan)})", plan, read)
+    return Rewrite(_subject("rename_predicate", old, new, plan), plan, read)
 
 
 def apply(vault: Vault, rewrite: Rewrite, *, dry_run: bool = False) -> dict[str, Any]:
@@ -367,8 +367,8 @@ def _usual_spelling(entity: Entity, mentions: list[Mention]) -> str:
     return spellings.most_common(1)[0][0] if spellings else entity.name
 
 
-def _count(plan: list[Planned]) -> str:
-    return f"{len(plan)} memor{'y' if len(plan) == 1 else 'ies'}"
+def _subject(template: str, old: str, new: str, plan: list[Planned]) -> str:
+    return changelog.subject(template, old=old, new=new, memories=changelog.memories(len(plan)))
 
 
 @cache

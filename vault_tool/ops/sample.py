@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from vault_tool.core import changelog
 from vault_tool.core.ids import is_memory_path
 from vault_tool.core.memory import parse
 from vault_tool.engine.vault import Vault
@@ -34,7 +35,7 @@ def create_sample_vault(root: Path, progress: Callable[[int, int], None] | None 
     memories.sort()
     with Vault.open(root, client=SAMPLE_CLIENT, catch_up=False) as vault:
         for n, (created, rel, memory) in enumerate(memories, 1):
-            subject = f"Create {memory.memory_type}: {memory.title}"
+            subject = changelog.subject("create", changelog.entry(memory, rel))
             vault.apply_plan([Planned(rel, memory)], subject, author_date=created or None)
             if progress:
                 progress(n, len(memories))

@@ -13,14 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import ids, redact
+from vault_tool.core import changelog, ids, redact
 from vault_tool.core.ids import is_memory_path
-from vault_tool.core.memory import Memory, fingerprint, parse
+from vault_tool.core.memory import Memory, fingerprint, first_h1, normalize_body, parse
 from vault_tool.core.times import utc_now
 from vault_tool.engine.vault import Vault
 from vault_tool.engine.writer import Planned
 from vault_tool.errors import InvalidInput, UnparseableFile
-from vault_tool.ops import importers
+from vault_tool.ops import importers, shape
 from vault_tool.ops.importers import Item, Progress
 
 IMPORT_CLIENT = "import"
@@ -34,9 +34,13 @@ def import_source(
     *,
     dry_run: bool = False,
     progress: Progress | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
-    """Import PATH in format fmt as one commit; a report of what was imported and skipped."""
-    source = importers.read_source(path, fmt, progress)
+    """Import PATH in format fmt as one commit; a report of what was imported and skipped.
+
+    markdown notes keep their paths under prefix (see ops/shape.py)."""
+    folder = shape.check_prefix(prefix)
+    source = importers.read_source(path, fmt, progress, prefix=folder)
     name = redact.redact_text(path.name or str(path), "source")[0]
     report: dict[str, Any] = {
         "source": str(path),
@@ -45,12 +49,15 @@ def import_source(
         "version_id": None,
         "imported": [],
         "skipped": [s.to_dict() for s in source.skipped],
+        "ignored": [s.to_dict() for s in source.ignored],
         "redactions": [],
         "notes": [],
     }
     plan = _plan(vault, source.items, fmt, report)
+    kept = _kept_entries(source.items, report)
+    unresolved = shape.add_links(vault, kept) if kept else 0
     count = len(plan)
-    subject = f"Import {count} {'memory' if count == 1 else 'memories'} from {name}"
+    subject = changelog.subject("import", memories=changelog.memories(count), source=name)
     report["subject"] = subject
     if plan:
         result = vault.apply_plan(plan, subject, client=IMPORT_CLIENT, dry_run=dry_run)
@@ -62,6 +69,9 @@ def import_source(
         "skipped": len(report["skipped"]),
         "redacted": sum(r["count"] for r in report["redactions"]),
     }
+    report["counts"]["left_out"] = len(left_out(report))
+    if fmt == "markdown":
+        report["counts"]["unresolved_links"] = unresolved
     # Labels, notes and skip reasons quote the source (file names, entity names): the
     # printed report holds no secret either.
     return redact.redact_tree(report)
@@ -79,7 +89,10 @@ def _plan(vault: Vault, items: list[Item], fmt: str, report: dict[str, Any]) -> 
         except importers.Unusable as problem:
             report["skipped"].append({"item": item.label, "reason": str(problem)})
             continue
-        reason = _already_there(vault, memory, item, seen)
+        if item.keeps_shape:
+            reason = shape.why_not_placed(vault, memory, item, taken)
+        else:
+            reason = _already_there(vault, memory, item, seen)
         if reason:
             report["skipped"].append({"item": item.label, "reason": reason})
             continue
@@ -92,7 +105,10 @@ def _plan(vault: Vault, items: list[Item], fmt: str, report: dict[str, Any]) -> 
             updated=memory.updated or memory.created or now,
             source=memory.source or f"{IMPORT_CLIENT}/{fmt}",
         )
-        memory, path = _place(vault, memory, item, taken)
+        if item.keeps_shape:
+            path = item.path_hint or item.label
+        else:
+            memory, path = _place(vault, memory, item, taken)
         taken.add(path)
         if memory.key:
             keys.add(memory.key)
@@ -106,6 +122,8 @@ def _plan(vault: Vault, items: list[Item], fmt: str, report: dict[str, Any]) -> 
                 "path": path,
                 "title": memory.title,
                 "memory_type": memory.memory_type,
+                "created": memory.created,
+                "updated": memory.updated,
             }
         )
         report["redactions"].extend({"item": item.label, **r} for r in redactions)
@@ -113,16 +131,33 @@ def _plan(vault: Vault, items: list[Item], fmt: str, report: dict[str, Any]) -> 
     return plan
 
 
+# Skips that lose nothing: what the item holds is in the vault already.
+_PRESENT = ("already in the vault", "same type, title and content as")
+
+
+def left_out(report: dict[str, Any]) -> list[dict[str, str]]:
+    """The skipped items whose content is not in the vault (the import is incomplete)."""
+    return [s for s in report["skipped"] if not s["reason"].startswith(_PRESENT)]
+
+
+def _kept_entries(items: list[Item], report: dict[str, Any]) -> list[tuple[Item, dict[str, Any]]]:
+    """Each imported item that keeps its shape, with its entry in the report."""
+    entries = {entry["item"]: entry for entry in report["imported"]}
+    return [(i, entries[i.label]) for i in items if i.keeps_shape and i.label in entries]
+
+
 def _already_there(vault: Vault, memory: Memory, item: Item, seen: dict[str, str]) -> str | None:
     """Why memory is a duplicate (same type, title and content, or same id), or None."""
+    hint = _path_hint(item)
+    own_id = memory.id or (ids.path_id(hint) if hint else None)
     print_ = fingerprint(memory.memory_type, memory.title, memory.body)
-    if print_ in seen:
+    # Items with ids of their own are told apart by them: an exported vault may hold two
+    # notes with the same text at two paths.
+    if print_ in seen and not own_id:
         return f"same type, title and content as {seen[print_]} in this import"
     for doc in vault.same_content(memory):
         same = "has the same type, title and content"
         return f"already in the vault: {doc.memory_id} ({doc.path}) {same}"
-    hint = _path_hint(item)
-    own_id = memory.id or (ids.path_id(hint) if hint else None)
     if own_id:
         if own_id in seen:
             return f"id {own_id} is also used by {seen[own_id]} in this import"
@@ -144,6 +179,8 @@ def _place(vault: Vault, memory: Memory, item: Item, taken: set[str]) -> tuple[M
         item.notes.append(f"its exported path {hint} is taken; it gets a new path")
     if memory.id is None:
         memory = memory.with_changes(id=ids.new_id())
+        if first_h1(memory.body) is None:  # now a file of the tool's, which begins with one
+            memory = memory.with_changes(body=normalize_body(f"# {memory.title}\n\n{memory.body}"))
         if hint is not None:
             item.notes.append(
                 f"it had the path-derived id {ids.path_id(hint)}; its new id is {memory.id}"

@@ -14,12 +14,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from vault_tool.core import ids
+from vault_tool.core.links import aliases_of
 from vault_tool.core.memory import Memory, fingerprint
 from vault_tool.core.text import normalize_name, text_analyzer
 from vault_tool.core.times import parse_time
+from vault_tool.search import links
 
 # Bump when the fields or analyzers change: an older index is then rebuilt on open.
-INDEX_SCHEMA_VERSION = 6
+INDEX_SCHEMA_VERSION = 7
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,11 @@ def whoosh_schema() -> Any:
         size=fields.NUMERIC(int, bits=64, signed=False, stored=True, sortable=True),
         mentions=fields.STORED(),
         record=fields.STORED(),
+        # Links (search/links.py): the names this note is found by, the names its links
+        # use, one per line (a name may hold spaces and commas), and its links as written.
+        names=fields.IDLIST(stored=True, expression=links.ONE_PER_LINE),
+        link_keys=fields.IDLIST(expression=links.ONE_PER_LINE),
+        links=fields.STORED(),
     )
 
 
@@ -121,7 +128,7 @@ def document_for(
         "title": memory.title,
         "all": _weighted_text(memory),
         "glosses": " . ".join(e.gloss for e in memory.entities),
-        "tags": ",".join(memory.tags),
+        "tags": ",".join(_all_tags(memory)),
         "entity_keys": ",".join(f"{normalize_name(e.n)}|{e.kind}" for e in memory.entities),
         "supersedes": ",".join(memory.supersedes),
         "updated_ts": _epoch(updated),
@@ -133,6 +140,7 @@ def document_for(
         "size": size,
         "mentions": [[e.n, e.kind, e.gloss] for e in memory.entities],
         "record": json.dumps(record, ensure_ascii=False),
+        **links.index_fields(memory, path),
     }
 
 
@@ -142,14 +150,21 @@ FIELD_WEIGHTS = {"title": 3, "entities": 2, "tags": 2, "glosses": 1, "facts": 1,
 
 def _weighted_text(memory: Memory) -> str:
     parts = {
-        "title": memory.title,
+        # A note's aliases are other names for it (Obsidian's): they weigh as its title.
+        "title": " . ".join([memory.title, *aliases_of(memory.extra)]),
         "entities": " ".join(e.n for e in memory.entities),
-        "tags": " ".join(memory.tags),
+        "tags": " ".join(_all_tags(memory)),
         "glosses": " ".join(e.gloss for e in memory.entities),
         "facts": " . ".join(f.as_text() for f in memory.facts),
         "body": memory.body,
     }
     return "\n".join(" . ".join([parts[name]] * weight) for name, weight in FIELD_WEIGHTS.items())
+
+
+def _all_tags(memory: Memory) -> list[str]:
+    """Front matter tags, then the body's `#tags`: searchable alike; only the first are ever
+    written back into a file."""
+    return list(dict.fromkeys(memory.tags + memory.inline_tags))
 
 
 def _epoch(value: str | None) -> int:

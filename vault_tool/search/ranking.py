@@ -5,7 +5,7 @@ Score of a hit = (text + entity + feedback + valid_time) x factor, where
   by repetition in one field); words in most memories are scored for the best candidates
   only;
 - entity is a bonus when the query matches the gloss of an entity the memory mentions,
-  even when this memory glosses it more briefly;
+  even when this memory glosses it more briefly, or the title of a note it links to;
 - feedback is a bounded boost (or penalty) from operators' judgements of similar queries;
 - valid_time is a boost when the query names a date and a fact of the memory holds then;
 - factor is x 1.15 when pinned and x 0.5 when superseded by a live memory (which, and the
@@ -25,7 +25,7 @@ from vault_tool.core.calls import Controls
 from vault_tool.core.entities import compatible
 from vault_tool.core.text import gloss_words, normalize_name, query_words
 from vault_tool.core.times import end_of, parse_time, query_dates
-from vault_tool.search import stored
+from vault_tool.search import links, stored
 from vault_tool.search.postings import add_bm25, bm25_scores, docnums_with, top_scored
 from vault_tool.search.signals import feedback_signals, valid_time_match
 
@@ -106,7 +106,19 @@ def rank(
         docnum: _hit(stored.Stored.of(searcher, docnum), {"text": score}) for docnum, score in top
     }
     best_text = max((h.parts["text"] for h in hits.values()), default=1.0) or 1.0
-    for docnum, bonus in _entity_bonus(searcher, words, allow, hidden, hits).items():
+    bonuses = _entity_bonus(searcher, words, allow, hidden, hits)
+    # A link counts as a mention of the note it names, by that note's title (of a note
+    # the filters may leave out, as an entity's gloss may be).
+    linked = links.title_bonus(
+        searcher,
+        words,
+        lambda d: _allowed(d, allow, hidden),
+        hits,
+        lambda: hits if allow is None else _best_unfiltered(searcher, words, hidden, pool),
+    )
+    for docnum, strength in linked.items():
+        bonuses[docnum] = max(bonuses.get(docnum, 0.0), strength)
+    for docnum, bonus in bonuses.items():
         hit = hits.get(docnum)
         if hit is None:
             hit = hits[docnum] = _hit(stored.Stored.of(searcher, docnum), {"text": 0.0})
@@ -194,6 +206,15 @@ def _filters(searcher: Any, controls: Controls, now: datetime) -> tuple[set | No
     # Plain sets: Whoosh tests a filter's truth once per document, and a BitSet's truth
     # test scans every byte of it.
     return allow, hidden or None
+
+
+def _allowed(docnum: int, allow: set | None, hidden: set | None) -> bool:
+    return (allow is None or docnum in allow) and not (hidden and docnum in hidden)
+
+
+def _best_unfiltered(searcher: Any, words: list[str], hidden: set | None, n: int) -> dict:
+    """The n best text matches whatever the filters (the notes a filtered hit may link to)."""
+    return dict(top_scored(searcher, bm25_scores(searcher, "all", words, None, hidden), n))
 
 
 # normalize_name, cached: the entity bonus compares every mention of every candidate.

@@ -19,8 +19,10 @@ def hit_entries(
     pick_facts: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
     *,
     explain: bool = False,
+    problems: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Hits in the result shape of the search tool, their content fitted to the byte budget."""
+    """Hits in the result shape of the search tool, their content fitted to the byte budget;
+    a hit whose file did not parse when last read (a path of problems) carries that problem."""
     fitted = fit_budget([h.record["content_md"] for h in hits], budget)
     entries = []
     for hit, (content, truncated) in zip(hits, fitted, strict=True):
@@ -40,10 +42,26 @@ def hit_entries(
         }
         if hit.superseded_by:
             entry["superseded_by"] = hit.superseded_by
+        if problem := problem_of(entry["path"], problems):
+            entry["problem"] = problem
         if explain:
             entry["score_parts"] = hit.parts
         entries.append(entry)
     return entries
+
+
+def problem_of(path: str, problems: dict[str, dict[str, Any]] | None) -> dict[str, Any] | None:
+    """The problem of a memory's file as a result shows it ({file, line, reason, hint}), or
+    None when its file parsed: the index then serves what the file holds."""
+    recorded = (problems or {}).get(path)
+    if recorded is None:
+        return None
+    return {
+        "file": path,
+        "line": recorded.get("line"),
+        "reason": recorded.get("reason", ""),
+        "hint": recorded.get("hint", ""),
+    }
 
 
 def fit_budget(texts: list[str], budget: int) -> list[tuple[str, bool]]:

@@ -42,6 +42,7 @@ def search_text(result: dict[str, Any]) -> str:
     for rank, hit in enumerate(hits, 1):
         label = f"memory {rank} {boundary}"
         lines.append("")
+        lines.extend(_problem_lines(hit, f"memory {rank}"))
         lines.append(f"<<< BEGIN {label} >>>")
         lines.append(f"title: {hit['title']}")
         lines.append(f"type: {hit['memory_type']} · score {hit['score']}")
@@ -73,6 +74,7 @@ def remember_text(result: dict[str, Any]) -> str:
         for n, item in enumerate(items):
             where = f"{escape(item['memory_id'])} at {escape(item['path'])}"
             lines.append(f"items[{n}]: {item['status']} {where}")
+            lines.extend(_similar_lines(item, indent="  "))
             lines.extend(_redaction_lines(item["redactions"], indent="  "))
         return "\n".join(lines)
     memory_id, path = escape(result["memory_id"]), escape(result["path"])
@@ -90,6 +92,7 @@ def remember_text(result: dict[str, Any]) -> str:
     else:
         head = f"{status.capitalize()} memory {memory_id} at {path}."
     lines = [head, f"version_id: {version} (send it as expected_version_id to change it later)"]
+    lines.extend(_similar_lines(result, indent=""))
     lines.extend(_redaction_lines(result["redactions"], indent=""))
     return "\n".join(lines)
 
@@ -97,6 +100,16 @@ def remember_text(result: dict[str, Any]) -> str:
 def error_text(error: dict[str, Any]) -> str:
     """A refusal ({"error": {...}}) as two or three lines: what was wrong and how to fix it."""
     body = error["error"]
+    listed = body.get("problems") or []
+    if listed:
+        lines = [
+            f"Refused ({body['code']}): {len(listed)} problems in this call, all listed here; "
+            "nothing was written. Fix every one, then send the call again."
+        ]
+        for n, problem in enumerate(listed, 1):
+            lines.append(f"{n}. {escape(problem['message'])}")
+            lines.append(f"   Fix: {escape(problem['hint'])}")
+        return "\n".join(lines)
     lines = [f"Refused ({body['code']}): {escape(body['message'])}"]
     if body.get("hint"):
         lines.append(f"Fix: {escape(body['hint'])}")
@@ -111,6 +124,7 @@ def _memory_text(memory: dict[str, Any]) -> str:
     boundary = secrets.token_hex(4)
     label = f"memory {boundary}"
     lines = [f"Memory {escape(memory['memory_id'])}, read in full. {DATA_NOTICE}", ""]
+    lines.extend(_problem_lines(memory, "this memory"))
     lines.append(f"<<< BEGIN {label} >>>")
     lines.append(f"title: {memory['title']}")
     lines.append(f"type: {memory['memory_type']}")
@@ -125,15 +139,63 @@ def _memory_text(memory: dict[str, Any]) -> str:
         lines.append("facts: " + "; ".join(_fact(f) for f in facts))
     if delta.get("tags"):
         lines.append("tags: " + ", ".join(delta["tags"]))
+    lines.extend(_link_lines(memory))
     lines.append("content:")
     lines.append(memory["content_md"].rstrip("\n"))
     lines.append(f"<<< END {label} >>>")
     lines.append("")
-    lines.append(
-        "To change or delete it, call remember with this memory_id and "
-        f"expected_version_id {memory['version_id']}."
-    )
+    if memory.get("problem"):
+        lines.append("It cannot be changed or deleted until a person fixes its file.")
+    else:
+        lines.append(
+            "To change or delete it, call remember with this memory_id and "
+            f"expected_version_id {memory['version_id']}."
+        )
     return "\n".join(lines)
+
+
+def _link_lines(memory: dict[str, Any]) -> list[str]:
+    """Where its links lead (read those with their memory_id) and which notes link to it."""
+    lines = []
+    outgoing = memory.get("links") or []
+    if outgoing:
+        lines.append("links: " + "; ".join(_linked(link) for link in outgoing))
+    linking = memory.get("backlinks") or []
+    if linking:
+        more = memory.get("backlink_count", len(linking)) - len(linking)
+        named = "; ".join(f"{note['title']} (id {escape(note['memory_id'])})" for note in linking)
+        lines.append("linked from: " + named + (f"; and {more} more" if more > 0 else ""))
+    return lines
+
+
+def _linked(link: dict[str, Any]) -> str:
+    if "memory_id" not in link:
+        return f"{link['link']} (no note has this name)"
+    return f"{link['link']} -> {link['title']} (id {escape(link['memory_id'])})"
+
+
+def _problem_lines(memory: dict[str, Any], which: str) -> list[str]:
+    """What an agent must know of a memory whose file does not parse (said outside the data)."""
+    problem = memory.get("problem")
+    if not problem:
+        return []
+    where = escape(problem["file"]) + (f", line {problem['line']}" if problem.get("line") else "")
+    return [
+        f"Problem: the file of {which} ({where}) was not taken in: {escape(problem['reason'])}. "
+        "What follows is its last good version, and a person must fix the file"
+        + (f" ({escape(problem['hint'])})" if problem.get("hint") else "")
+        + "; until then remember refuses to update or delete it, so tell the person rather "
+        "than retrying."
+    ]
+
+
+def _similar_lines(result: dict[str, Any], indent: str) -> list[str]:
+    return [
+        f"{indent}Similar memory already stored: {escape(other['memory_id'])} "
+        f"{other['title']!r} (version {other['version_id']}); update that one instead if it "
+        "is the same memory."
+        for other in result.get("similar", ())
+    ]
 
 
 def _provenance(memory: dict[str, Any]) -> str:

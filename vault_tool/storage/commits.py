@@ -92,13 +92,10 @@ class Committer:
             ]
             if new:
                 self.repo.run(*tree, "add", "--intent-to-add", "--", *new)
-            subject, _, rest = message.partition("\n\n")
-            args = [*tree, "commit", "--quiet", "-m", subject]
-            if rest.strip():
-                args += ["-m", rest.strip()]
+            args = [*tree, "commit", "--quiet", "-F", "-", "--", *paths]
             try:
                 with self.repo.dated(author_date):
-                    self.repo.run(*args, "--", *paths)
+                    self.repo.run(*args, stdin=_message_bytes(message))
             except BaseException:
                 # An intent-to-add entry left in git's index makes `git stash` and `git
                 # merge` fail ("Entry not uptodate. Cannot merge"): take it out again.
@@ -255,7 +252,7 @@ class Committer:
         self, changes: dict[str, str | None], message: str, author_date: str | None
     ) -> str | None:
         """Make the commit of changes on HEAD and move HEAD to it; None if nothing changed."""
-        subject, _, rest = message.partition("\n\n")
+        subject = message.partition("\n\n")[0]
         for attempt in range(HEAD_RACE_ATTEMPTS):
             parent = self.repo.head_sha()
             old_root = self.repo.head_tree(parent)
@@ -263,13 +260,11 @@ class Committer:
             if root == old_root:
                 return None
             self._write_trees(trees)
-            args = ["commit-tree", (root or tree_sha({})).hex(), "-p", parent, "-m", subject]
-            if rest.strip():
-                args += ["-m", rest.strip()]
+            args = ["commit-tree", (root or tree_sha({})).hex(), "-p", parent, "-F", "-"]
             if self._setting("commit.gpgsign") == "true":
                 args.insert(1, "-S")
             with self.repo.dated(author_date):
-                sha = self.repo.run(*args)
+                sha = self.repo.run(*args, stdin=_message_bytes(message))
             # Asked again right before HEAD moves, and the branch itself moved (not HEAD):
             # a checkout or rebase begun since the first ask never gets this commit.
             branch = self.guard.require_idle_branch()
@@ -358,6 +353,13 @@ class Committer:
         note = self.pending_dir / f"{time.time_ns()}-{os.getpid()}.json"
         note.write_text(json.dumps(paths))
         return note
+
+
+def _message_bytes(message: str) -> bytes:
+    """A commit message for git's stdin, as `-m subject -m body` would make it. Not as
+    arguments: an import's trailers (one per memory) outgrow the 128 KiB one may hold."""
+    subject, _, rest = message.partition("\n\n")
+    return (f"{subject}\n\n{rest.strip()}\n" if rest.strip() else f"{subject}\n").encode()
 
 
 def _bytes_or_none(path: Path) -> bytes | None:

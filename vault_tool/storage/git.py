@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core import changelog
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 from vault_tool.storage.processes import git_processes
 from vault_tool.storage.repo_state import git_failure
@@ -57,9 +58,8 @@ def blob_sha(data: bytes) -> str:
 
 
 def commit_message(subject: str, memory_ids: list[str], client: str) -> str:
-    """Subject, blank line, trailers: `git log --grep 'Client: x'` and `Memory-Id:` find it."""
-    trailers = [f"Memory-Id: {m}" for m in memory_ids] + [f"Client: {client}"]
-    return subject + "\n\n" + "\n".join(trailers) + "\n"
+    """Subject, blank line, trailers (core/changelog.py): `git log --grep` finds them."""
+    return changelog.message(subject, memory_ids, client)
 
 
 class Backoff:
@@ -312,7 +312,7 @@ class Git:
         if client:
             args.append(f"--grep=^Client: {re.escape(client)}$")
         if memory_type:
-            verbs = "Create|Update|Delete|Restore|Dismiss|Undismiss"
+            verbs = "|".join(changelog.TYPED_VERBS)
             args.append(f"--grep=^({verbs}) {re.escape(memory_type)}: ")
         if since:
             args.append(f"--since={since}")

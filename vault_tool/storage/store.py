@@ -19,8 +19,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from vault_tool.core.changelog import memories, subject
 from vault_tool.core.ids import is_memory_path
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
+from vault_tool.storage import adopt
 from vault_tool.storage import config as config_module
 from vault_tool.storage.changes import (
     UNCHECKED,
@@ -116,8 +118,9 @@ class Store:
         return store
 
     @classmethod
-    def init(cls, root: Path, readme: str | None = None) -> Store:
-        """Make a new vault: folder, git repository, settings, and the first commit."""
+    def init(cls, root: Path, readme: str | None = None, found: adopt.Found | None = None) -> Store:
+        """Make a folder a vault, a new one or a folder of notes in place (adopt.py): found is
+        what a folder without a repository holds; its notes go into the first commit."""
         root = Path(root).resolve()  # (as find_vault: the paths the system reports are)
         if (root / ".vault").exists():
             raise InvalidInput(
@@ -127,22 +130,11 @@ class Store:
             raise InvalidInput(f"{root} exists and is not a folder", hint="pick another path")
         root.mkdir(parents=True, exist_ok=True)
         clear_git_environment(root)
-        import git
-
-        if (root / ".git").exists():
-            repo = open_repo(root)
-        else:
-            repo = git.Repo.init(root, initial_branch="main")
-        writer = repo.config_writer()
-        try:
-            # Durable commits, and a commit-graph that keeps `git log -- path` fast on big vaults.
-            writer.set_value("core", "fsync", "committed")
-            writer.set_value("core", "commitGraph", "true")
-            writer.set_value("gc", "writeCommitGraph", "true")
-        finally:
-            writer.release()
+        fresh = not (root / ".git").exists()
+        repo = adopt.new_repository(root) if fresh else open_repo(root)
+        adopt.configure(repo)
         (root / ".vault" / "run").mkdir(parents=True)
-        write_new(root / ".gitignore", GITIGNORE)
+        adopt.write_gitignore(root, GITIGNORE)
         write_new(root / ".gitattributes", GITATTRIBUTES)
         write_new(root / config_module.CONFIG_PATH, config_module.DEFAULT_CONFIG)
         settings = config_module.read_config(root)
@@ -155,7 +147,14 @@ class Store:
             write_new(root / "README.md", readme)
             paths.append("README.md")
         store.git("add", "--", *paths)
-        store.git("commit", "--quiet", "-m", "Initialize vault", "--", *paths)
+        if not fresh:  # a person's repository: its staged work stays out of this commit
+            store.git("commit", "--quiet", "-m", subject("initialize"), "--", *paths)
+            return store
+        found = found or adopt.Found()
+        if found.notes:
+            listed = "\0".join(found.notes).encode()
+            store.repo.run("add", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=listed)
+        store.git("commit", "--quiet", "-m", adopt.first_commit_message(found))
         return store
 
     # --- locking -------------------------------------------------------------------------
@@ -357,11 +356,11 @@ class Store:
                     to_commit.append(entry["path"])
                     titles.append(entry["title"] or entry["path"])
             if to_commit:
-                what = titles[0] if len(titles) == 1 else f"{len(titles)} memories"
+                what = titles[0] if len(titles) == 1 else memories(len(titles))
                 trailers = (
                     record["message"].split("\n\n", 1)[1] if "\n\n" in record["message"] else ""
                 )
-                message = f"Repair: commit interrupted write of {what}\n\n{trailers}"
+                message = f"{subject('repair', what=what)}\n\n{trailers}"
                 sha = self.commit_paths(to_commit, message)
                 if sha:
                     made.append(sha)

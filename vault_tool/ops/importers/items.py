@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_tool.core import redact
+from vault_tool.core.links import Link
 from vault_tool.core.memory import (
     Entity,
     Fact,
@@ -47,6 +48,14 @@ class Item:
     memory: Memory
     path_hint: str | None = None  # jsonl: the path it had in the exporting vault
     notes: list[str] = field(default_factory=list)
+    # markdown: a person's note that keeps its path (path_hint), its id and its body as is.
+    keeps_shape: bool = False
+    links: tuple[Link, ...] = ()  # the links of its body to other notes (core/links.py)
+
+    @property
+    def hand_made(self) -> bool:
+        """A person's note, kept as a file without an id: its body is not given an H1."""
+        return self.keeps_shape or (self.path_hint is not None and self.memory.id is None)
 
 
 @dataclass
@@ -66,6 +75,7 @@ class Source:
 
     items: list[Item] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    ignored: list[Skipped] = field(default_factory=list)  # not notes at all (attachments)
 
 
 class Unusable(Exception):
@@ -116,7 +126,7 @@ def prepare(item: Item) -> tuple[Memory, list[dict[str, Any]]]:
         for i, f in enumerate(memory.facts)
     ]
     body = normalize_body(clean(memory.body, "content_md"))
-    if first_h1(body) is None:
+    if not item.hand_made and first_h1(body) is None:
         body = normalize_body(f"# {title}\n\n{body}")
     tags = tuple(dict.fromkeys(clean(t, f"tags[{i}]", "-") for i, t in enumerate(memory.tags)))
     if len(tags) > TAGS_MAX:
@@ -133,7 +143,8 @@ def prepare(item: Item) -> tuple[Memory, list[dict[str, Any]]]:
         supersedes=tuple(clean(m, "supersedes", "-") for m in memory.supersedes),
     )
     try:
-        parse(render(memory), item.label)  # the schema and the H1, as any file is checked
+        # A kept note is held to what a person's file must be; others to the tool's own.
+        parse(render(memory), item.label, strict=not item.hand_made)
     except UnparseableFile as problem:
         raise Unusable(f"{problem.reason} ({problem.hint})") from None
     redactions = [{"kind": r.kind, "field": r.field, "count": r.count} for r in found]

@@ -173,13 +173,16 @@ def _export_item(label: str, record: dict[str, Any]) -> Item:
     if not isinstance(extra, dict):
         raise Unusable("front_matter_extra is not an object")
     title = front.get("title") or first_h1(content) or "Untitled"
+    tool_made = bool(memory_id and ids.is_ulid(memory_id))
     # Dates stay as written (the schema checked their shape), so files come back byte for byte.
+    # A person's note may hold a key of ours with a value of its own (`status: in-progress`),
+    # kept as written; a file of the tool's holds none.
     memory = Memory.from_mapping(
         front,
         content,
-        id=memory_id if memory_id and ids.is_ulid(memory_id) else None,
+        id=memory_id if tool_made else None,
         title=title,
-        extra={str(k): v for k, v in extra.items() if k not in KEY_ORDER},
+        extra={str(k): v for k, v in extra.items() if not (tool_made and k in KEY_ORDER)},
     )
     path = record.get("path")
     return Item(label, memory, path_hint=path if isinstance(path, str) else None)

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import ids, schema
+from vault_tool.core import hand_made, ids, schema
+from vault_tool.core.links import extract as extract_links
 from vault_tool.core.memory import KEY_ORDER, MAX_FILE_BYTES, Memory
 from vault_tool.core.yaml_safe import load_yaml
 from vault_tool.errors import InvalidInput, UnparseableFile
@@ -32,10 +33,6 @@ from vault_tool.ops.importers.items import (
     text_field,
 )
 
-# Obsidian's inline tag: '#' then letters, digits, _, -, /, not all digits; not inside a word,
-# a URL fragment (/#x), an HTML entity (&#1;), a wikilink heading ([[#x]]) or a link target.
-_INLINE_TAG = re.compile(r"(?<![\w#/&;\[(])#([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*)")
-_CODE_SPAN = re.compile(r"`[^`\n]*`")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _ATX_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 # Basic Memory: `- [category] text #tag (context)` and `- relation_type [[Target]] (context)`.
@@ -51,25 +48,55 @@ _TRAILING_TAGS = re.compile(r"(?:\s+#[\w/-]+)+\s*$")
 # --- Markdown folders (Obsidian-style) ---------------------------------------------------
 
 
-def read_markdown(files: list[tuple[str, Path]], progress: Progress | None = None) -> Source:
-    """Plain Markdown notes: front matter optional, title from it, else the first H1, else
-    the file name; tags from front matter and inline #tags. No entities or facts are made."""
+def read_markdown(
+    files: list[tuple[str, Path]],
+    progress: Progress | None = None,
+    history: dict[str, tuple[str, str]] | None = None,
+) -> Source:
+    """Plain Markdown notes, each kept as it is: its body unchanged, its front matter's keys
+    kept. The title is front matter `title`, else the first heading, else the file name;
+    tags come from front matter (inline #tags stay in the body, where the vault reads them).
+    Dates: front matter, else history (label -> first and last commit), else the file's
+    time. No entities or facts are made."""
     source = Source()
+    history = history or {}
     for done, (label, text, mtime) in enumerate(_texts(files, source), 1):
         try:
             meta, body = _split(text, label)
+            _require_text(text, body)
             notes: list[str] = []
-            ours, extra = _front_matter(meta, notes)
-            title = text_field(meta.get("title")) or _first_h1_anywhere(body) or Path(label).stem
-            created = ours.pop("created", None) or date_field(meta.get("date")) or mtime
+            # A person's own status or id stays as written (the vault reads such a note
+            # leniently); a file with the tool's id keeps the tool's contract.
+            in_place = () if ids.is_ulid(str(meta.get("id", ""))) else _PERSON_KEYS
+            ours, extra = _front_matter(meta, notes, in_place)
+            ours.setdefault("memory_type", _memory_type_of(text_field(meta.get("type")) or ""))
+            title = text_field(meta.get("title")) or hand_made.title_of(body, label)
+            first, last = history.get(label, (mtime, mtime))
+            created = ours.pop("created", None) or date_field(meta.get("date")) or first
+            updated = ours.pop("updated", None) or date_field(meta.get("modified")) or last
+            memory = _memory(ours, extra, title, body, meta, created, notes, inline=False)
             source.items.append(
-                Item(label, _memory(ours, extra, title, body, meta, created, notes), notes=notes)
+                Item(
+                    label,
+                    memory.with_changes(updated=max(created, updated)),
+                    notes=notes,
+                    keeps_shape=True,
+                    links=extract_links(body),
+                )
             )
         except Unusable as problem:
             source.skipped.append(Skipped(label, str(problem)))
         if progress:
             progress(done, len(files))
     return source
+
+
+def _require_text(text: str, body: str) -> None:
+    """Refuse a note with nothing to remember."""
+    if not text.strip():
+        raise Unusable("the file is empty")
+    if not body.strip():
+        raise Unusable("it has no text after its front matter")
 
 
 # --- Basic Memory -----------------------------------------------------------------------
@@ -85,6 +112,7 @@ def read_basic_memory(
     for label, text, mtime in _texts(files, source):
         try:
             meta, body = _split(text, label)
+            _require_text(text, body)
         except Unusable as problem:
             source.skipped.append(Skipped(label, str(problem)))
             continue
@@ -178,8 +206,8 @@ def _bm_structure(
 
 
 def markdown_files(root: Path) -> Iterator[tuple[str, Path]]:
-    """(label, path) of every .md file under root (or root itself), skipping dot folders,
-    dotfiles and symlinks, in a stable order."""
+    """(label, path) of every .md file under root (or root itself), skipping dot folders
+    and dotfiles, in a stable order. Symlinked files are listed (and skipped when read)."""
     if root.is_file():
         yield root.name, root
         return
@@ -187,14 +215,29 @@ def markdown_files(root: Path) -> Iterator[tuple[str, Path]]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             path = Path(folder) / name
-            if name.startswith(".") or not name.lower().endswith(".md") or path.is_symlink():
+            if name.startswith(".") or not name.lower().endswith(".md"):
                 continue
             yield path.relative_to(root).as_posix(), path
+
+
+def other_files(root: Path) -> list[str]:
+    """Labels of the files under root that are not notes (attachments), outside dot folders:
+    they are not imported, and the report says so."""
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            if not name.startswith(".") and not name.lower().endswith(".md"):
+                found.append((Path(folder) / name).relative_to(root).as_posix())
+    return found
 
 
 def _texts(files: list[tuple[str, Path]], source: Source) -> Iterator[tuple[str, str, str]]:
     """(label, text, modification time) of each file that is readable UTF-8 of a sane size."""
     for label, path in files:
+        if path.is_symlink():
+            source.skipped.append(Skipped(label, "is a symbolic link; links are not followed"))
+            continue
         try:
             data = path.read_bytes()
         except OSError as problem:
@@ -249,15 +292,6 @@ def _first_h1_anywhere(body: str) -> str | None:
     return None
 
 
-def _inline_tags(body: str) -> list[str]:
-    found = []
-    for line in _prose_lines(body):
-        if _ATX_H1.match(line):
-            line = line.lstrip(" #")
-        found.extend(_INLINE_TAG.findall(_CODE_SPAN.sub("", line)))
-    return found
-
-
 def _tag_values(value: Any) -> list[Any]:
     if isinstance(value, str):
         return [t for t in re.split(r"[,\s]+", value) if t]
@@ -271,10 +305,18 @@ _CONSUMED = {"title", "tags"}
 _OURS = set(KEY_ORDER) - _CONSUMED
 
 
-def _front_matter(meta: dict[str, Any], notes: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+# Keys of ours that a person's note may use in a way of its own (`status: in-progress`,
+# `id: 42`): kept as written when in_place, since the vault writes no value of its own there.
+_PERSON_KEYS = ("status", "id")
+
+
+def _front_matter(
+    meta: dict[str, Any], notes: list[str], in_place: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split foreign front matter into our fields (when their values are valid for us) and
     the keys we keep as they are. A key of ours with a value we cannot use is kept under
-    `imported_<key>`, so nothing a person wrote is lost."""
+    `imported_<key>` (under its own name if in in_place), so nothing a person wrote is
+    lost."""
     ours: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for raw_key, value in meta.items():
@@ -285,7 +327,10 @@ def _front_matter(meta: dict[str, Any], notes: list[str]) -> tuple[dict[str, Any
             extra[key] = value
             continue
         usable = _usable(key, value)
-        if usable is None:
+        if usable is None and key in in_place:
+            extra[key] = value
+            notes.append(f"front matter {key}: {value!r} is not vault-tool's; kept as written")
+        elif usable is None:
             extra[f"imported_{key}"] = value
             notes.append(f"front matter {key}: {value!r} is not valid here; kept as imported_{key}")
         else:
@@ -318,10 +363,13 @@ def _memory(
     meta: dict[str, Any],
     created: str,
     notes: list[str],
+    *,
+    inline: bool = True,
 ) -> Memory:
-    """A Memory from our front matter fields, the foreign ones, and what the reader found."""
+    """A Memory from our front matter fields, the foreign ones, and what the reader found;
+    with inline, the body's #tags join the front matter's."""
     tags: list[str] = []
-    for raw in [*_tag_values(meta.get("tags")), *_inline_tags(body)]:
+    for raw in [*_tag_values(meta.get("tags")), *(hand_made.inline_tags(body) if inline else ())]:
         tag = normalize_tag(raw)
         if tag is None:
             notes.append(f"tag {raw!r} has no usable characters; left out")

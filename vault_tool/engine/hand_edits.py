@@ -1,0 +1,373 @@
+"""Hand edits: checking a changed file, and committing what a person did as what it was.
+
+A person edits, creates, deletes and moves files (in an editor, with `mv`, with `git mv`).
+Each memory's change is one commit whose subject says which of these it was
+(core/changelog.py). A move is found by the memory's id (front matter `id`) or, for files
+without one (whose id is their path), by content: a file gone from HEAD and a new file with
+the same or nearly the same bytes, as git's rename detection finds them. Either way it is
+one `Move` commit of both paths, whatever noticed the change first (a watcher's event for
+only one of the two paths, or a catch-up by a CLI read that already indexed the new path).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
+from typing import Any
+
+from vault_tool.core import changelog, ids, redact
+from vault_tool.core.memory import UTF8_HINT, Memory, fingerprint, parse
+from vault_tool.errors import InvalidInput, UnparseableFile
+from vault_tool.search.documents import Indexed
+from vault_tool.search.index import Index
+from vault_tool.storage import problems as recorded
+from vault_tool.storage.git import blob_sha
+from vault_tool.storage.repo_state import CONFLICT_HINT, CONFLICT_REASON, conflict_line
+from vault_tool.storage.store import Store
+
+HAND_EDIT_CLIENT = "hand-edit"
+# A new file is the moved old one when this share of its bytes is the old one's: the
+# threshold `history` follows renames with (`git log --follow -M90%`).
+SIMILAR = 0.9
+# Past this many (gone file, new file) pairs, only identical bytes or ids pair: comparing
+# every pair of a folder of thousands moved in at once would stall the watcher.
+MAX_COMPARED_PAIRS = 10_000
+# And past this many span lookups (about 0.1 s), the comparing stops: big files cost more.
+MAX_SPAN_LOOKUPS = 1_000_000
+# Past this many other uncommitted files, no new end of a move is looked for among them.
+MAX_PARTNER_CANDIDATES = 500
+# The kinds of file not taken in, as the watcher narrates them.
+REFUSED, PROBLEM, SECRET = "refused", "problem", "secret"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A hand-edited file that passed the checks: the bytes read, and its stat before.
+
+    For a file that is gone, `was` is HEAD's version of it (what its delete names)."""
+
+    memory_id: str
+    memory: Memory | None  # None: the file is gone
+    data: bytes | None
+    stat: os.stat_result | None
+    was: changelog.Entry | None = None
+    was_data: bytes | None = None
+    was_id_declared: bool = False  # HEAD's version has an `id` of its own
+    new: bool = False  # a file HEAD does not have
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A file not taken in: why (its recorded problem entry), and which kind of refusal."""
+
+    kind: str
+    entry: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Committed:
+    """One commit of hand edits."""
+
+    sha: str
+    subject: str
+    paths: list[str]
+    memory_id: str
+
+
+class HandEdits:
+    """Checks and commits a person's changes to the files of one open vault."""
+
+    def __init__(self, store: Store, index: Index) -> None:
+        self.store = store
+        self.index = index
+        self.root = store.root
+
+    def check(self, path: str, doc: Indexed | None) -> Checked | Kept | None:
+        """This file's change, ready to commit and index; Kept if it must not be taken in;
+        None if there is nothing to take in (it equals what is indexed and committed)."""
+        # Stat before reading: a change after the read then shows as a stale stat.
+        stat = stat_or_none(self.root / path)
+        if stat is not None and not (S_ISREG(stat.st_mode) or S_ISLNK(stat.st_mode)):
+            return _kept(REFUSED, None, "not a regular file (a FIFO or a device)", "remove it")
+        try:
+            data = self.store.read_bytes(path) if stat is not None else None
+        except InvalidInput as refused:  # a symlink, or a folder that leads out
+            return _kept(REFUSED, None, refused.message, refused.hint)
+        if data is None or stat is None:
+            return self._gone(path, doc)
+        if self.taken_in(doc, path, data):
+            return None
+        try:
+            memory = parse_memory(data, path)
+        except UnicodeDecodeError as problem:
+            return _kept(PROBLEM, None, f"not UTF-8 text ({problem.reason})", UTF8_HINT)
+        except UnparseableFile as problem:
+            # A name that cannot serve is refused; a text that does not parse is a problem.
+            kind = REFUSED if problem.hint in (ids.PATH_HINT, RENAME_HINT) else PROBLEM
+            return _kept(kind, problem.line, problem.reason, problem.hint)
+        secret = secret_problem(data)
+        if secret is not None:
+            return Kept(SECRET, secret)
+        new = self.store.head_blob(path) is None
+        return Checked(memory.id or ids.path_id(path), memory, data, stat, new=new)
+
+    def _gone(self, path: str, doc: Indexed | None) -> Checked | None:
+        # Named by HEAD's version, not the index: a catch-up (any CLI read) may already have
+        # dropped the file's document, and its id is the committed file's.
+        if self.store.head_blob(path) is None:
+            return Checked(doc.memory_id, None, None, None) if doc is not None else None
+        was_data = self.store.show_file("HEAD", path)
+        try:
+            old = parse((was_data or b"").decode("utf-8"), path)
+        except (UnparseableFile, UnicodeDecodeError):
+            old = None
+        if old is not None:
+            was = changelog.entry(old, path)
+        elif doc is not None:
+            was = changelog.Entry(doc.memory_type, doc.title, doc.memory_id)
+        else:
+            was = changelog.entry_of_file(was_data, path)
+        declared = old is not None and old.id is not None
+        return Checked(was.memory_id, None, None, None, was, was_data, declared)
+
+    def taken_in(self, doc: Indexed | None, path: str, data: bytes) -> bool:
+        """Whether these bytes of path are both indexed (doc) and committed."""
+        return (
+            doc is not None and doc.blob == blob_sha(data) and self.store.matches_head(path, data)
+        )
+
+    def add_move_partners(self, ready: dict[str, Checked], known: dict[str, Any]) -> None:
+        """Add to ready the other end of each move that only one end of is in it.
+
+        A watcher may be told of a move as a delete and a create in two batches (one per
+        watched folder). The other end of a gone file is among the files git sees as new
+        (one `git status`: deletes are rare); that of a new file is the indexed memory with
+        its id, or with its type, title and text, whose file is gone (index lookups only:
+        a person makes notes often, and a status of a large vault takes a while).
+        """
+        others: set[str] = set()
+        if any(c.memory is None and c.was is not None for c in ready.values()):
+            found = [p for p in self.store.uncommitted_paths() if p not in ready]
+            if len(found) <= MAX_PARTNER_CANDIDATES:
+                others.update(p for p in found if (self.root / p).exists())
+        for checked in ready.values():
+            if checked.new and checked.memory is not None:
+                indexed = {d.path for d in self._same_memory(checked.memory)} - set(ready)
+                others.update(p for p in indexed if not (self.root / p).exists())
+        candidates: dict[str, Checked] = {}
+        for path in sorted(others):
+            doc = known.get(path) or self.index.by_path(path)
+            checked = self.check(path, doc)
+            if isinstance(checked, Checked) and (checked.new or checked.was is not None):
+                candidates[path] = checked
+                known[path] = doc
+        if not candidates:
+            return
+        for old, new_path in find_moves({**ready, **candidates}).items():
+            for path in (old, new_path):
+                if path in candidates:
+                    ready[path] = candidates[path]
+
+    def _same_memory(self, memory: Memory) -> list[Indexed]:
+        """Indexed memories with this one's id, or with its type, title and text."""
+        if memory.id:
+            return self.index.find("memory_id", memory.id)
+        return self.index.find(
+            "fingerprint", fingerprint(memory.memory_type, memory.title, memory.body)
+        )
+
+    def commit(
+        self, ready: dict[str, Checked], known: dict[str, Any]
+    ) -> tuple[dict[str, str], list[Committed]]:
+        """One commit per memory (a move is one, of both paths); path -> sha, and the commits."""
+        versions: dict[str, str] = {}
+        done: list[Committed] = []
+        for paths, memory_id, message in self._messages(ready, known):
+            # The bytes that were checked are committed, whatever the file holds by now:
+            # a person still typing must not get a half-saved file into the history.
+            sha = self.store.commit_paths(
+                paths, message, snapshot={p: ready[p].data for p in paths}
+            )
+            if sha:
+                versions.update(dict.fromkeys(paths, sha))
+                done.append(Committed(sha, message.split("\n", 1)[0], paths, memory_id))
+        return versions, done
+
+    def _messages(
+        self, ready: dict[str, Checked], known: dict[str, Any]
+    ) -> list[tuple[list[str], str, str]]:
+        moves = find_moves(ready)
+        messages = []
+        for old, new in moves.items():
+            checked = ready[new]
+            assert checked.memory is not None
+            of = changelog.entry(checked.memory, new)
+            messages.append(
+                ([old, new], of.memory_id, changelog.moved(of, old, new, HAND_EDIT_CLIENT))
+            )
+        paired = set(moves) | set(moves.values())
+        groups: dict[str, list[str]] = {}
+        for path, checked in ready.items():
+            if path not in paired:
+                groups.setdefault(checked.memory_id, []).append(path)
+        for memory_id, group in groups.items():
+            memory = next((ready[p].memory for p in group if ready[p].memory is not None), None)
+            was = next((ready[p].was for p in group if ready[p].was is not None), None)
+            if memory is None and was is not None:
+                line = changelog.subject("hand_delete", was)
+            elif memory is not None:
+                line = changelog.subject("hand_edit", title=memory.title)
+            else:  # gone before any commit had it: named as the index knew it
+                title = next((known[p].title for p in group if known.get(p)), group[0])
+                line = changelog.subject("hand_edit", title=title)
+            message = changelog.message(line, [memory_id], HAND_EDIT_CLIENT)
+            messages.append((group, memory_id, message))
+        return messages
+
+
+def secret_problem(data: bytes) -> dict[str, Any] | None:
+    """The problem record of a file that holds a secret (it is neither committed nor
+    indexed, so neither git nor an agent's search ever holds it), or None."""
+    found = redact.find_secret_kinds(data.decode("utf-8"))
+    if not found:
+        return None
+    return recorded.entry(
+        None,
+        f"holds a secret ({', '.join(found)}); it is not committed or searchable",
+        "remove the secret from the file; it was never written to git",
+    )
+
+
+def _kept(kind: str, line: int | None, reason: str, hint: str) -> Kept:
+    return Kept(kind, recorded.entry(line, reason, hint))
+
+
+def find_moves(changed: dict[str, Checked]) -> dict[str, str]:
+    """old path -> new path, for each gone file whose memory a new file carries on.
+
+    Paired first by id (both files' front matter `id`), then, where either file has none,
+    by content: identical bytes, else the most similar pair above SIMILAR.
+    """
+    gone = {p: c for p, c in changed.items() if c.memory is None and c.was is not None}
+    new = {p: c for p, c in changed.items() if c.new and c.memory is not None}
+    moves: dict[str, str] = {}
+    by_id = {c.memory.id: p for p, c in new.items() if c.memory and c.memory.id}
+    for old, checked in gone.items():
+        if checked.was_id_declared and checked.memory_id in by_id:
+            moves[old] = by_id.pop(checked.memory_id)
+    left_new = {p: c for p, c in new.items() if p not in moves.values()}
+    left_gone = {p: c for p, c in gone.items() if p not in moves}
+    by_blob: dict[str, str] = {}
+    for path, checked in left_new.items():
+        by_blob.setdefault(blob_sha(checked.data or b""), path)
+    for old, checked in list(left_gone.items()):
+        match = by_blob.get(blob_sha(checked.was_data or b""))
+        if match and match in left_new and _pairable(checked, left_new[match]):
+            moves[old] = match
+            del left_new[match], left_gone[old]
+    if len(left_gone) * len(left_new) > MAX_COMPARED_PAIRS:
+        return moves
+    spans: dict[str, Counter[bytes]] = {}  # each file's spans, counted once
+    lookups = 0
+
+    def score(old: str, path: str) -> float:
+        nonlocal lookups
+        a, b = left_gone[old].was_data or b"", left_new[path].data or b""
+        if not _sizes_allow(a, b) or lookups > MAX_SPAN_LOOKUPS:
+            return 0.0
+        for name, data in ((old, a), (path, b)):
+            if name not in spans:
+                spans[name] = _spans(data)
+        lookups += min(len(spans[old]), len(spans[path]))
+        return _shared(spans[old], spans[path], max(len(a), len(b)))
+
+    scored = sorted(
+        (
+            (score(old, path), old, path)
+            for old, g in left_gone.items()
+            for path, n in left_new.items()
+            if _pairable(g, n)
+        ),
+        reverse=True,
+    )
+    for score, old, path in scored:
+        if score < SIMILAR:
+            break
+        if old in left_gone and path in left_new:
+            moves[old] = path
+            del left_gone[old], left_new[path]
+    return moves
+
+
+def _pairable(gone: Checked, new: Checked) -> bool:
+    """Two files that both declare an id are two memories, however alike."""
+    return not (gone.was_id_declared and new.memory is not None and new.memory.id)
+
+
+def similarity(a: bytes, b: bytes) -> float:
+    """The share of the larger file's bytes found in the other, counted as git's rename
+    detection counts them: in spans that end at a newline or after 64 bytes."""
+    if not _sizes_allow(a, b):
+        return 0.0
+    return _shared(_spans(a), _spans(b), max(len(a), len(b)))
+
+
+def _sizes_allow(a: bytes, b: bytes) -> bool:
+    """Whether the sizes alone leave room for SIMILAR (spares counting spans)."""
+    return min(len(a), len(b)) >= max(len(a), len(b)) * SIMILAR
+
+
+def _shared(spans_a: Counter[bytes], spans_b: Counter[bytes], larger: int) -> float:
+    if larger == 0:
+        return 1.0
+    if len(spans_b) < len(spans_a):
+        spans_a, spans_b = spans_b, spans_a
+    copied = sum(len(span) * min(n, spans_b[span]) for span, n in spans_a.items())
+    return copied / larger
+
+
+def _spans(data: bytes) -> Counter[bytes]:
+    spans: Counter[bytes] = Counter()
+    for line in data.splitlines(keepends=True):
+        for start in range(0, len(line), 64):
+            spans[line[start : start + 64]] += 1
+    return spans
+
+
+RENAME_HINT = "rename the file"
+
+
+def parse_memory(data: bytes, path: str) -> Memory:
+    """Parse a file; one without an id must have a path that can serve as its id, and none
+    may hold conflict markers (they are git's work in progress, not a memory)."""
+    marker = conflict_line(data)
+    if marker is not None:
+        raise UnparseableFile(path, marker, CONFLICT_REASON, CONFLICT_HINT)
+    if (named := ids.path_problem(path)) is not None:  # whatever its id: see path_problem
+        raise UnparseableFile(path, None, named, ids.PATH_HINT)
+    memory = parse(data.decode("utf-8"), path)
+    if memory.id is None:
+        try:
+            ids.check_memory_id(ids.path_id(path))
+        except InvalidInput:
+            # Indexed, it would be found by search under an id that no read accepts.
+            raise UnparseableFile(
+                path,
+                None,
+                "its path cannot serve as its id (it has control characters, one of "
+                '\\:*?"<>|, or is over 300 characters long)',
+                RENAME_HINT,
+            ) from None
+    return memory
+
+
+def stat_or_none(path: Path) -> os.stat_result | None:
+    """The file's own stat (a symlink is not followed); None if it is gone or a folder."""
+    try:
+        stat = path.lstat()
+    except OSError:
+        return None
+    return None if S_ISDIR(stat.st_mode) else stat

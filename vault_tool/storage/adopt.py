@@ -1,0 +1,122 @@
+"""Making an existing folder of notes a vault in place: what `init` finds there and keeps.
+
+No note is rewritten. A folder that is already a git repository keeps its history: the
+`Initialize vault` commit adds only the vault's own files. A folder without one gets a new
+repository whose first commit holds the vault's files and the notes as they are, except a
+note whose name or text holds a secret (never written to git: the first open reports it).
+Attachments (images, PDFs, canvases) and dot folders (.obsidian/, .trash/) are left as
+they are: they are not memories, and whether they are versioned is the person's choice.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vault_tool.core import changelog, ids, redact
+from vault_tool.storage.durable import write_new
+from vault_tool.storage.repo_state import NESTED_MARKERS
+
+# The lines of the vault's .gitignore that must be there for its caches to stay out of git.
+REQUIRED_IGNORES = (".vault/index/", ".vault/run/", ".vault/ledger/", ".*.vault-tmp-*")
+
+
+@dataclass
+class Found:
+    """What an existing folder holds: notes to commit, notes held back, other files."""
+
+    notes: list[str] = field(default_factory=list)
+    held_back: dict[str, str] = field(default_factory=dict)  # path -> why
+    other_files: int = 0
+
+
+def existing_files(root: Path) -> Found:
+    """The notes of a folder about to become a vault (its own files and dot folders aside)."""
+    found = Found()
+    for rel in _files(root):
+        if not ids.is_memory_path(rel):
+            found.other_files += 1
+            continue
+        why = ids.path_problem(rel) or _secret_in(root / rel)
+        if why:
+            found.held_back[rel] = why
+        else:
+            found.notes.append(rel)
+    found.notes.sort()
+    return found
+
+
+def new_repository(root: Path) -> Any:
+    """A new git repository at root, on branch main (GitPython's handle)."""
+    import git
+
+    return git.Repo.init(root, initial_branch="main")
+
+
+def configure(repo: Any) -> None:
+    """Durable commits, and a commit-graph that keeps `git log -- path` fast on big vaults."""
+    writer = repo.config_writer()
+    try:
+        writer.set_value("core", "fsync", "committed")
+        writer.set_value("core", "commitGraph", "true")
+        writer.set_value("gc", "writeCommitGraph", "true")
+    finally:
+        writer.release()
+
+
+def first_commit_message(found: Found) -> str:
+    """The subject of a new repository's first commit, and what it holds."""
+    noun = "note" if len(found.notes) == 1 else "notes"
+    body = f"Adopts {len(found.notes)} existing {noun} as they are." if found.notes else ""
+    if found.held_back:
+        body += f" Holds back {len(found.held_back)} (see `vault-tool doctor`)."
+    return changelog.subject("initialize") + (f"\n\n{body.strip()}" if body else "")
+
+
+def write_gitignore(root: Path, ours: str) -> None:
+    """Write the vault's .gitignore, or append the lines it needs to a person's own one."""
+    path = root / ".gitignore"
+    if not path.exists():
+        write_new(path, ours)
+        return
+    text = path.read_text(encoding="utf-8", errors="replace")
+    present = {line.strip() for line in text.splitlines()}
+    missing = [line for line in REQUIRED_IGNORES if line not in present]
+    if missing:
+        lead = "" if text.endswith("\n") or not text else "\n"
+        with path.open("a", encoding="utf-8", newline="\n") as out:
+            out.write(lead + "# vault-tool's machine-local state\n" + "\n".join(missing) + "\n")
+
+
+def _files(root: Path) -> list[str]:
+    """Every regular file under root, relative, skipping dot entries, symlinks and nested
+    repositories or vaults (their files are their own)."""
+    out: list[str] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        if folder != root and any(e.name in NESTED_MARKERS for e in entries):
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                out.append(Path(entry.path).relative_to(root).as_posix())
+    return out
+
+
+def _secret_in(path: Path) -> str | None:
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # the first open reads it again and says what is wrong with it
+    kinds = redact.find_secret_kinds(text)
+    return f"holds a secret ({', '.join(kinds)}); it is not committed" if kinds else None
