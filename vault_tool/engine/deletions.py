@@ -116,13 +116,10 @@ def find(store: Store, memory_id: str) -> Deleted | None:
 def require(index: Index, store: Store, memory_id: str) -> Indexed:
     """The live memory with this id; if it was deleted, NotFound saying when, by whom, and
     that a person can restore it."""
-    try:
-        return index.require(memory_id)
-    except NotFound:
-        found = find(store, memory_id)
-        if found is None:
-            raise
-        raise refusal(found) from None
+    found = live_or_deleted(index, store, memory_id)
+    if isinstance(found, Deleted):
+        raise refusal(found)
+    return found
 
 
 def live_or_deleted(index: Index, store: Store, memory_id: str) -> Indexed | Deleted:

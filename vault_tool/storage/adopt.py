@@ -10,14 +10,13 @@ they are: they are not memories, and whether they are versioned is the person's 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vault_tool.core import changelog, ids, redact
 from vault_tool.storage.durable import write_new
-from vault_tool.storage.repo_state import NESTED_MARKERS
+from vault_tool.storage.folder import files_under
 
 # The lines of the vault's .gitignore that must be there for its caches to stay out of git.
 REQUIRED_IGNORES = (".vault/index/", ".vault/run/", ".vault/ledger/", ".*.vault-tmp-*")
@@ -35,7 +34,7 @@ class Found:
 def existing_files(root: Path) -> Found:
     """The notes of a folder about to become a vault (its own files and dot folders aside)."""
     found = Found()
-    for rel in _files(root):
+    for rel, _ in files_under(root):
         if not ids.is_memory_path(rel):
             found.other_files += 1
             continue
@@ -88,29 +87,6 @@ def write_gitignore(root: Path, ours: str) -> None:
         lead = "" if text.endswith("\n") or not text else "\n"
         with path.open("a", encoding="utf-8", newline="\n") as out:
             out.write(lead + "# vault-tool's machine-local state\n" + "\n".join(missing) + "\n")
-
-
-def _files(root: Path) -> list[str]:
-    """Every regular file under root, relative, skipping dot entries, symlinks and nested
-    repositories or vaults (their files are their own)."""
-    out: list[str] = []
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        if folder != root and any(e.name in NESTED_MARKERS for e in entries):
-            continue
-        for entry in entries:
-            if entry.name.startswith(".") or entry.is_symlink():
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
-            elif entry.is_file(follow_symlinks=False):
-                out.append(Path(entry.path).relative_to(root).as_posix())
-    return out
 
 
 def _secret_in(path: Path) -> str | None:

@@ -36,6 +36,7 @@ from vault_tool.storage.changes import (
 )
 from vault_tool.storage.commits import Committer, Snapshot
 from vault_tool.storage.durable import write_new
+from vault_tool.storage.folder import files_under
 from vault_tool.storage.git import (
     FALLBACK_EMAIL,
     FALLBACK_NAME,
@@ -45,7 +46,7 @@ from vault_tool.storage.git import (
     open_repo,
 )
 from vault_tool.storage.locks import WriteLock
-from vault_tool.storage.repo_state import NESTED_MARKERS, NestedFolders
+from vault_tool.storage.repo_state import NestedFolders
 
 log = logging.getLogger(__name__)
 
@@ -210,26 +211,9 @@ class Store:
 
     def iter_memory_paths(self) -> Iterator[tuple[str, os.stat_result]]:
         """Every memory file in the vault with its stat, without following symlinks."""
-        stack = [self.root]
-        while stack:
-            folder = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            if folder != self.root and any(e.name in NESTED_MARKERS for e in entries):
-                continue  # another repository or vault inside this one: its files are its own
-            for entry in entries:
-                if entry.name.startswith(".") or entry.is_symlink():
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
-                    continue
-                if not entry.is_file(follow_symlinks=False):
-                    continue  # a FIFO or a device: reading it could block for ever
-                rel = Path(entry.path).relative_to(self.root).as_posix()
-                if is_memory_path(rel):
-                    yield rel, entry.stat(follow_symlinks=False)
+        for rel, entry in files_under(self.root):
+            if is_memory_path(rel):
+                yield rel, entry.stat(follow_symlinks=False)
 
     def matches_head(self, relpath: str, data: bytes | None) -> bool:
         """Whether these bytes (None: no file) are what HEAD holds at relpath: the one test
