@@ -68,6 +68,7 @@ def test_an_obsidian_folder_becomes_a_vault_in_place(tmp_path: Path):
 
     assert result["memories"] == len(OBSIDIAN_FOLDER)
     assert result["kept_git_history"] is False and result["held_back"] == {}
+    assert result["attachments_left_out"] == 2  # the png and the canvas: said, not hidden
     assert digests(root, {**OBSIDIAN_FOLDER, **NOT_NOTES}) == before  # no byte changed
     assert git(root, "log", "--format=%s").splitlines() == ["Initialize vault"]
     committed = set(git(root, "ls-files").splitlines())
@@ -110,11 +111,13 @@ def test_a_folder_with_its_own_history_keeps_it_and_gains_one_commit(tmp_path: P
 def test_a_note_holding_a_secret_stays_out_of_the_first_commit_and_is_named(tmp_path: Path):
     root = tmp_path / "notes"
     key = "AKIA" + "IOSFODNN7EXAMPLE"
-    make_folder(root, {"Keys.md": f"the deploy key is {key}\n", "Plain.md": "plain\n"})
+    files = {"Keys.md": f"the deploy key is {key}\n", "Plain.md": "plain\n", "Empty.md": "\n"}
+    make_folder(root, files)
 
     result = invoke_json("init", root)
 
-    assert list(result["held_back"]) == ["Keys.md"]
+    assert sorted(result["held_back"]) == ["Empty.md", "Keys.md"]
+    assert result["unreadable"] == {}  # each file is named once, under why it stays out
     assert "secret" in result["held_back"]["Keys.md"]
     assert key not in git(root, "log", "-p", "--all")
     assert "Keys.md" not in git(root, "ls-files")
@@ -123,7 +126,10 @@ def test_a_note_holding_a_secret_stays_out_of_the_first_commit_and_is_named(tmp_
 
 def test_an_agents_update_of_a_persons_note_keeps_its_own_values_and_still_reads(tmp_path):
     root = tmp_path / "notes"
-    make_folder(root, {"Lena.md": OBSIDIAN_FOLDER["People/Lena.md"]})
+    note = OBSIDIAN_FOLDER["People/Lena.md"].replace(
+        "created: 2025-03-01", "created: last spring\nsource: https://example.com/clip"
+    )
+    make_folder(root, {"Lena.md": note})
     invoke_json("init", root)
     with Vault.open(root, client="agent") as vault:
         read = vault.read("Lena")
@@ -143,10 +149,15 @@ def test_an_agents_update_of_a_persons_note_keeps_its_own_values_and_still_reads
             }
         )
         text = (root / "Lena.md").read_text()
-        assert "status: draft" in text and "Lena K" in text  # the person's own values stay
+        for kept in ("status: draft", "Lena K", "created: last spring", "example.com/clip"):
+            assert kept in text  # the person's own values stay
         assert vault.problems() == {}
         again = vault.read(updated["memory_id"])  # and the file reads as a memory after
         assert again["memory_type"] == "fact" and "backups" in again["content_md"]
+        # The update gave the note an id; the path it was known by still finds it.
+        assert updated["memory_id"] != "Lena"
+        assert vault.read("Lena")["memory_id"] == updated["memory_id"]
+        assert len(vault.history("Lena")) == 2
 
 
 def test_a_note_holding_a_secret_is_not_searchable_either(tmp_path: Path):

@@ -71,6 +71,7 @@ def test_init_json_reports_the_vault_and_its_head(tmp_path: Path):
         "kept_git_history": False,
         "held_back": {},
         "unreadable": {},
+        "attachments_left_out": 0,
     }
 
 

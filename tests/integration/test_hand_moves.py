@@ -140,6 +140,29 @@ def test_an_unrelated_delete_and_create_are_not_a_move(vault, vault_path, taken_
     ]
 
 
+def test_two_notes_from_one_template_are_a_delete_and_a_create_not_a_move(
+    vault, vault_path, taken_in
+):
+    template = "".join(f"- [ ] {task}\n" for task in ("standup", "inbox", "review", "plan"))
+    template += "".join(f"## {part}\n\n\n" for part in ("Morning", "Afternoon", "Evening"))
+    old = vault_path / "daily" / "2026-11-28.md"
+    old.parent.mkdir()
+    old.write_text(template + "Met Lena.\n")
+    vault.commit_hand_edits()
+    before = git(vault_path, "rev-parse", "HEAD")
+
+    def next_day() -> None:
+        old.unlink()
+        (vault_path / "daily" / "2026-12-02.md").write_text(template + "Met Omar.\n")
+
+    taken_in(next_day)
+    assert sorted(commits_since(vault_path, before)) == [
+        "Delete note: 2026-11-28 (hand edit)",
+        "Hand edit: 2026-12-02",
+    ]
+    assert [d["memory_id"] for d in vault.deleted()] == ["daily/2026-11-28"]
+
+
 def test_an_offline_rename_read_by_search_before_the_commit_stays_a_move(vault_path):
     with Vault.open(vault_path, client="pytest") as vault:
         made = vault.remember(create_args(TITLE))

@@ -148,7 +148,8 @@ def edit_without_commit(vault_path: Path, filled: list[dict]) -> str:
 
 FAULTS: list[tuple[Callable[[Path, list[dict]], str], set[str], set[str]]] = [
     # (inject, verify issue kinds at the returned path, doctor checks that fail)
-    (break_yaml, {"unparseable", "uncommitted"}, {"files", "uncommitted"}),
+    # (a broken file is reported once, as unparseable: committing it is not the fix)
+    (break_yaml, {"unparseable"}, {"files"}),
     (delete_index, {"index_missing"}, {"index"}),
     (delete_file, {"indexed_but_missing", "deleted_uncommitted"}, {"index_drift", "uncommitted"}),
     (leave_git_lock, {"stale_git_lock"}, {"git_locks"}),
@@ -249,7 +250,18 @@ def test_a_copied_file_is_a_duplicate_id(vault, vault_path, filled):
 def test_a_file_with_a_secret_is_reported_as_refused(vault_path, filled):
     path = vault_path / filled[0]["path"]
     path.write_text(path.read_text() + "\nkey AKIAIOSFODNN7EXAMPLQ in a note\n")
-    assert ("refused", filled[0]["path"]) in kinds(verify(vault_path))
+    found = kinds(verify(vault_path))
+    assert ("refused", filled[0]["path"]) in found
+    # Reported once, with its own fix: `vault-tool commit` would never commit it.
+    assert ("uncommitted", filled[0]["path"]) not in found
+
+
+def test_a_broken_file_is_reported_as_unparseable_not_as_waiting_for_a_commit(vault_path, filled):
+    path = vault_path / filled[0]["path"]
+    path.write_text(path.read_text().replace("title: ", "title: [", 1))
+    found = kinds(verify(vault_path))
+    assert ("unparseable", filled[0]["path"]) in found
+    assert ("uncommitted", filled[0]["path"]) not in found
 
 
 def test_after_reindex_and_commit_the_vault_is_healthy_again(vault_path, filled):

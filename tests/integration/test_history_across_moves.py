@@ -128,3 +128,24 @@ def test_the_old_id_of_a_moved_file_without_an_id_names_its_new_id(vault: Vault,
         "Hand edit: Wombats",
     ]
     assert vault.deleted() == []
+
+
+def test_restoring_a_renamed_note_to_an_older_version_titles_it_by_its_name_now(
+    vault: Vault, vault_path: Path
+):
+    # A note without front matter or heading is titled by its file name: the restored
+    # version's bytes are read where they go, not where they were.
+    (vault_path / "notes").mkdir()
+    text = "".join(f"Zebra {n} has stripes of its own.\n" for n in range(12))
+    (vault_path / "notes" / "orig-name.md").write_text(text)
+    vault.commit_hand_edits()
+    first = vault.history("notes/orig-name")[0]["sha"]
+    git(vault_path, "mv", "notes/orig-name.md", "notes/new-name.md")
+    vault.commit_hand_edits()
+    (vault_path / "notes" / "new-name.md").write_text(text + "Mostly.\n")
+    vault.commit_hand_edits()
+
+    vault.restore("notes/new-name", first)
+
+    assert git(vault_path, "log", "-1", "--format=%s").startswith("Restore note: new-name")
+    assert vault.read("notes/new-name")["title"] == "new-name"

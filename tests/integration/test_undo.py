@@ -210,6 +210,7 @@ def test_cli_delete_deleted_restore_round_trip(vault_path: Path):
     listed = invoke("deleted", "--vault", vault_path)
     assert listed.exit_code == 0, listed.stdout + listed.stderr
     assert made["memory_id"] in listed.stdout and "agent-one" in listed.stdout
+    assert TITLE in " ".join(listed.stdout.split())  # the whole title, even at 80 columns
     as_json = invoke_json("deleted", "--vault", vault_path)
     assert [e["memory_id"] for e in as_json] == [made["memory_id"]]
     assert invoke("history", made["memory_id"], "--vault", vault_path).exit_code == 0

@@ -98,3 +98,11 @@ def test_an_empty_file_is_not_a_memory(text):
     # Most often an editor's save caught half-way: taking it in would commit a deletion.
     with pytest.raises(UnparseableFile, match="empty"):
         parse(text, "notes/n.md")
+
+
+@pytest.mark.timeout(30)  # a bound on a hang, not a speed: the linear reading takes ms
+def test_a_hostile_heading_line_is_read_in_linear_time():
+    # A pattern for the closing #s backtracked on a long line of spaces (minutes at 100k).
+    text = "# a" + " " * 100_000 + "b\n\nbody\n"
+    assert parse(text, "notes/n.md").title == "a b"
+    assert first_heading("## T ##\n") == "T" and first_heading("# a # b #\n") == "a # b"

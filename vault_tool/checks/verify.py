@@ -196,6 +196,10 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
             report.issues.append(
                 Issue("stale_index", path, "the index holds other bytes than the file")
             )
+    # A file that cannot be taken in is reported once, with its own fix: `vault-tool
+    # commit` would not commit it, so "uncommitted" would send the person the wrong way.
+    blocked = {i.path for i in report.issues if i.kind in ("unparseable", "refused")}
+    report.issues = [i for i in report.issues if i.kind != "uncommitted" or i.path not in blocked]
     for path in sorted(set(head) - set(blobs)):
         report.issues.append(
             Issue("deleted_uncommitted", path, "tracked in git but missing on disk")

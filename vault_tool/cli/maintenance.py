@@ -92,7 +92,12 @@ def commit(vault_path: str | None, as_json: bool) -> None:
     }
 
     def render(out: Any) -> None:
-        out.print(f"Committed {len(result['committed'])} hand edits.")
+        count = len(commits)
+        out.print(
+            f"Committed {count} change{'' if count == 1 else 's'}."
+            if count
+            else "Nothing to commit."
+        )
         for done in commits:
             out.print(f"  {done['version_id'][:10]} {shown_in_markup(done['subject'])}")
         for path, problem in report.problems.items():

@@ -56,15 +56,21 @@ def _link_lines(result: dict[str, Any]) -> list[str]:
     if result.get("links"):
         lines.append("\nlinks:")
         for link in result["links"]:
-            to = "(no note has this name)"
-            if "memory_id" in link:
-                to = f"{shown(link['memory_id'])}  {shown(link['title'])}"
+            to = _note_label(link) if "memory_id" in link else "(no note has this name)"
             lines.append(f"  {shown(link['link'])}  -> {to}")
     if result.get("backlinks"):
         total = result.get("backlink_count", len(result["backlinks"]))
         lines.append(f"\nlinked from ({total}):")
-        lines += [f"  {shown(n['memory_id'])}  {shown(n['title'])}" for n in result["backlinks"]]
+        lines += [f"  {_note_label(note)}" for note in result["backlinks"]]
     return lines
+
+
+def _note_label(note: dict[str, Any]) -> str:
+    """A linked note's id and title; once, when its id is its title (a note named by its
+    file at the vault's top)."""
+    if note["memory_id"] == note["title"]:
+        return shown(note["memory_id"])
+    return f"{shown(note['memory_id'])}  {shown(note['title'])}"
 
 
 @click.command()
@@ -108,7 +114,7 @@ def restore(memory_id: str, version: str | None, vault_path: str | None, as_json
         if result["status"] == "unchanged":
             out.print("Already at that version; nothing to commit.")
         else:
-            out.print(f"Restored {result['path']} in {result['version_id'][:10]}")
+            out.print(f"Restored {shown_in_markup(result['path'])} in {result['version_id'][:10]}")
 
     emit(result, as_json, render)
 
@@ -122,24 +128,17 @@ def deleted(vault_path: str | None, as_json: bool) -> None:
         found = vault.deleted()
 
     def render(out: Any) -> None:
-        from rich.table import Table
-
+        # Two lines a memory, not a table: at 80 columns a table squeezes the title away.
         if not found:
             out.print("No memory has been deleted.")
             return
-        table = Table(box=None, pad_edge=False)
-        for column in ("id", "deleted", "by", "last version"):
-            table.add_column(column, no_wrap=True)
-        table.add_column("title", ratio=1)
         for entry in found:
-            table.add_row(
-                shown_in_markup(entry["memory_id"]),
-                entry["date"][:16].replace("T", " "),
-                shown_in_markup(entry["client"] or entry["author"]),
-                (entry["last_version"] or "")[:10],
-                shown_in_markup(f"{entry['memory_type']}: {entry['title']}"),
-            )
-        out.print(table)
+            title = shown_in_markup(f"{entry['memory_type']}: {entry['title']}")
+            out.print(f"[bold]{shown_in_markup(entry['memory_id'])}[/bold]  {title}")
+            when = entry["date"][:16].replace("T", " ")
+            who = shown_in_markup(entry["client"] or entry["author"])
+            version = (entry["last_version"] or "")[:10]
+            out.print(f"  deleted {when} by {who} · last version {version}")
 
     emit(found, as_json, render)
 
@@ -237,7 +236,8 @@ def remember_file(
         _write_id_into(Path(name), result["memory_id"])
 
     def render(out: Any) -> None:
-        out.print(f"{result['status'].capitalize()} {result['memory_id']} ({result['path']})")
+        named = shown_in_markup(f"{result['memory_id']} ({result['path']})")
+        out.print(f"{result['status'].capitalize()} {named}")
         out.print(f"[dim]version {result['version_id']}[/dim]")
         for other in result.get("similar", ()):
             like = f"{other['memory_id']} {other['title']!r} (version {other['version_id'][:10]})"
@@ -271,16 +271,16 @@ def _commit_table(commits: list[dict[str, Any]]) -> Any:
         table.add_row(
             c["sha"][:10],
             c["date"][:19].replace("T", " "),
-            c["author"],
-            c["client"] or "",
-            c["subject"],
+            shown_in_markup(c["author"]),
+            shown_in_markup(c["client"] or ""),
+            shown_in_markup(c["subject"]),
         )
     return table
 
 
 def _commit_line(c: dict[str, Any]) -> str:
-    who = f"{c['author']} ({c['client'] or '-'})"
-    return f"[bold]{c['sha'][:10]}[/bold] {c['date'][:19]} {who} {c['subject']}"
+    who = shown_in_markup(f"{c['author']} ({c['client'] or '-'})")
+    return f"[bold]{c['sha'][:10]}[/bold] {c['date'][:19]} {who} {shown_in_markup(c['subject'])}"
 
 
 COMMANDS = [show, history, restore, deleted, log, remember_file]

@@ -41,10 +41,12 @@ def entities(kind: str | None, homonyms: bool, vault_path: str | None, as_json: 
 
         table = Table("Name", "Kind", "Mentions", "Memories", "Glosses", box=None)
         for entity in found:
-            glosses = "\n".join(f"{g['gloss']} (×{g['mentions']})" for g in entity["glosses"])
+            glosses = "\n".join(
+                f"{shown_in_markup(g['gloss'])} (×{g['mentions']})" for g in entity["glosses"]
+            )
             table.add_row(
-                entity["name"],
-                entity["kind"],
+                shown_in_markup(entity["name"]),
+                shown_in_markup(entity["kind"]),
                 str(entity["mentions"]),
                 str(entity["memories"]),
                 glosses,
@@ -71,7 +73,9 @@ def predicates(vault_path: str | None, as_json: bool) -> None:
 
         table = Table("Predicate", "Facts", "Memories", box=None)
         for row in found:
-            table.add_row(row["predicate"], str(row["facts"]), str(row["memories"]))
+            table.add_row(
+                shown_in_markup(row["predicate"]), str(row["facts"]), str(row["memories"])
+            )
         out.print(table)
 
     emit({"predicates": found}, as_json, render)
@@ -204,10 +208,12 @@ def _render_rewrite(out: Any, result: dict[str, Any]) -> None:
                 style = "cyan"
             out.print(Text(line, style=style))
         subject = shown_in_markup(repr(result["subject"]))
-        out.print(f"[dim]Dry run: would commit {subject}; nothing was written.[/dim]")
+        out.print(
+            f"[dim]Dry run: would commit {shown_in_markup(subject)}; nothing was written.[/dim]"
+        )
         return
     subject = shown_in_markup(result["subject"])
-    out.print(f"{subject}  [dim]commit {result['version_id'][:10]}[/dim]")
+    out.print(f"{shown_in_markup(subject)}  [dim]commit {result['version_id'][:10]}[/dim]")
     for path in result["paths"]:
         out.print(f"  {path}", markup=False)
 

@@ -17,8 +17,10 @@ import contextlib
 import functools
 import json
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -172,3 +174,18 @@ def report_error(problem: VaultError, as_json: bool) -> None:
     click.secho(f"error: {shown(problem.message)}", fg="red", err=True)
     if problem.hint:
         click.echo(f"  fix: {shown(problem.hint)}", err=True)
+
+
+def program() -> str:
+    """How to run this vault-tool again, for hints a person pastes: `vault-tool` when the
+    shell finds this one by that name, else the path it was started by (.venv/bin/...)."""
+    import shutil
+    import sys
+
+    started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if started is None or started.name != "vault-tool":
+        return "vault-tool"
+    found = shutil.which("vault-tool")
+    if found and Path(found).resolve() == started.resolve():
+        return "vault-tool"
+    return shlex.quote(str(started))

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.output import emit, open_vault, vault_options
+from vault_tool.cli.output import emit, open_vault, shown_in_markup, vault_options
 
 
 @click.command()
@@ -30,7 +30,12 @@ def blame(memory_id: str, vault_path: str | None, as_json: bool) -> None:
         for line in lines:
             fact = f"{line['subject']} {line['predicate']} {line['object']}"
             when = (line["date"] or "")[:10]
-            table.add_row(fact, (line["commit"] or "uncommitted")[:10], when, line["client"] or "")
+            table.add_row(
+                shown_in_markup(fact),
+                (line["commit"] or "uncommitted")[:10],
+                when,
+                shown_in_markup(line["client"] or ""),
+            )
         out.print(table)
 
     emit(lines, as_json, render)

@@ -120,7 +120,8 @@ def search(
             out.print(f"[bold]{n}. {shown_in_markup(hit['title'])}[/bold]  [dim]{about}[/dim]")
             out.print(f"   [dim]{where}[/dim]")
             if hit.get("superseded_by"):
-                out.print(f"   [yellow]superseded by {', '.join(hit['superseded_by'])}[/yellow]")
+                by = shown_in_markup(", ".join(hit["superseded_by"]))
+                out.print(f"   [yellow]superseded by {by}[/yellow]")
             for fact in hit["facts"]:
                 line = (
                     f"· {shown_in_markup(fact['subject'])} [italic]{fact['predicate']}"

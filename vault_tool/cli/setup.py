@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
-from vault_tool.cli.output import emit, progress_callback, shown_in_markup, vault_options
+from vault_tool.cli.output import (
+    emit,
+    program,
+    progress_callback,
+    shown_in_markup,
+    vault_options,
+)
 
 
 @click.command()
@@ -33,6 +41,7 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
         create_sample_vault(root, progress=progress_callback("Writing sample memories"))
     else:
         adopted = Vault.create(root)
+    held_back = (adopted or {}).get("held_back", {})
     with Vault.open(root, catch_up=False) as vault:
         report = vault.catch_up(progress=progress_callback("Indexing"))
         result = {
@@ -40,8 +49,11 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
             "memories": vault.count(),
             "version_id": vault.head(),
             "kept_git_history": adopted is None and not sample,
-            "held_back": (adopted or {}).get("held_back", {}),
-            "unreadable": {p: e["reason"] for p, e in report.problems.items()},
+            "held_back": held_back,
+            "unreadable": {
+                p: e["reason"] for p, e in report.problems.items() if p not in held_back
+            },
+            "attachments_left_out": (adopted or {}).get("other_files", 0),
         }
 
     def render(out):  # type: ignore[no-untyped-def]
@@ -52,9 +64,15 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
         for title, found in (("Not committed", "held_back"), ("Not readable", "unreadable")):
             for rel, why in sorted(result[found].items()):
                 out.print(f"  {title}: {shown_in_markup(rel)}: {shown_in_markup(why)}")
+        if result["attachments_left_out"]:
+            out.print(
+                f"  {result['attachments_left_out']} files that are not notes (attachments) are"
+                " not in git: `git add` them if you want them versioned."
+            )
         if result["held_back"] or result["unreadable"]:
             out.print("Fix those files; `vault-tool doctor` lists them with the fix.")
-        out.print(f"Next: [bold]vault-tool search WORDS --vault {shown_in_markup(root)}[/bold]")
+        again = f"{program()} search WORDS --vault {shlex.quote(str(root))}"
+        out.print(f"Next: [bold]{shown_in_markup(again)}[/bold]")
 
     emit(result, as_json, render)
 

@@ -27,9 +27,8 @@ CONVENTION_KEYS = ("id", "title", "status", "source", "created", "updated")
 TITLE_LENGTH = 200
 MAX_TAGS = 20
 _TAG_LENGTH = 50
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ 	]+(.*))?$")
 _UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # Obsidian's inline tag: `#` at a line's start or after a space, then a name with at least
 # one character that is not a digit (#2024 is a number, not a tag); never inside a word, a
 # URL (`http://x/#frag`), an entity (`&#1;`) or a link (`[[#heading]]`, `[[Page#Head]]`).
@@ -83,12 +82,25 @@ def first_heading(body: str) -> str | None:
     """The text of the heading a note opens with, of any level (ATX `## x`, or a line
     underlined with `===` or `---`), or None: a heading after the first text is a section's."""
     lines = body.lstrip("\n").splitlines()[:2]
-    heading = _HEADING.match(lines[0]) if lines else None
+    heading = atx_heading(lines[0]) if lines else None
     if heading:
-        return clean_title(heading.group(2))
-    if len(lines) == 2 and not _FENCE.match(lines[0]) and _UNDERLINE.match(lines[1]):
+        return clean_title(heading[1])
+    if len(lines) == 2 and not links.FENCE.match(lines[0]) and _UNDERLINE.match(lines[1]):
         return clean_title(lines[0])
     return None
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line (`## Text ##`), or None. Linear in the line's
+    length: a pattern for the closing #s backtracks badly on a long line of spaces."""
+    match = _HEADING.match(line)
+    if match is None:
+        return None
+    text = (match.group(2) or "").rstrip(" \t")
+    closed = text.rstrip("#")
+    if closed != text and (not closed or closed[-1] in " \t"):
+        text = closed.rstrip(" \t")
+    return len(match.group(1)), text
 
 
 def clean_title(value: Any) -> str | None:
@@ -105,18 +117,21 @@ def clean_title(value: Any) -> str | None:
 def normalize_tags(value: Any) -> list[str]:
     """Tags as a person writes them (a list, or one string split by commas or spaces; with
     or without `#`; any case) as the schema's lowercase tags, in order, without repeats."""
-    if isinstance(value, str):
-        raw = re.split(r"[,\s]+", value)
-    elif isinstance(value, list):
-        raw = [str(v) for v in value if isinstance(v, str | int) and not isinstance(v, bool)]
-    else:
-        raw = []
     tags: list[str] = []
-    for item in raw:
+    for item in tag_values(value):
         tag = tag_name(item)
         if tag and tag not in tags:
             tags.append(tag)
     return tags[:MAX_TAGS]
+
+
+def tag_values(value: Any) -> list[str]:
+    """A front matter `tags` value as the tags it names, as written."""
+    if isinstance(value, str):
+        return [t for t in re.split(r"[,\s]+", value) if t]
+    if isinstance(value, list):
+        return [str(v) for v in value if isinstance(v, str | int) and not isinstance(v, bool)]
+    return []
 
 
 def tag_name(raw: str) -> str | None:

@@ -42,7 +42,7 @@ FILE, PATH, TITLE, ALIAS = "file:", "path:", "title:", "alias:"
 # The prefixes of the keys of a note's links (see link_keys).
 WIKI, MARKDOWN, FALLBACK = "w:", "m:", "f:"
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BACKTICKS = re.compile(r"`+")
 _PARAGRAPH_BREAK = re.compile(r"(\n[ \t]*\n)")
 # Both begin with a plain `[` (an embed's `!` is looked for before it): a pattern that
@@ -245,7 +245,7 @@ def prose(body: str) -> str:
     lines: list[str] = []
     fence = ""
     for line in body.split("\n"):
-        marker = _FENCE.match(line)
+        marker = FENCE.match(line)
         if fence:
             closing = marker and marker.group(1)[0] == fence[0]
             if closing and len(marker.group(1)) >= len(fence) and not line[marker.end() :].strip():

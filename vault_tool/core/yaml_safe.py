@@ -20,8 +20,8 @@ _MAX_YAML_DEPTH = 16
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 # The fix an unparseable front matter's error carries (doctor shows it as it is).
 _YAML_HINT = (
-    "fix the YAML between the --- lines at that line (a missing space after ':', a tab, an "
-    "unclosed quote or bracket); `git diff` shows what changed"
+    "fix the YAML between the --- lines at that line: a missing space after ':', a tab, an "
+    "unclosed quote or bracket"
 )
 
 

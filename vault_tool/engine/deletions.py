@@ -123,10 +123,15 @@ def require(index: Index, store: Store, memory_id: str) -> Indexed:
 
 
 def live_or_deleted(index: Index, store: Store, memory_id: str) -> Indexed | Deleted:
-    """The live memory with this id, else its deletion; NotFound if it never existed."""
+    """The live memory with this id (or at this path without .md: the path a person or an
+    agent was shown stays good once the file gets an id), else its deletion; NotFound if it
+    never existed."""
     try:
         return index.require(memory_id)
     except NotFound:
+        at_path = index.by_path(f"{memory_id}.md")
+        if at_path is not None:
+            return at_path
         found = find(store, memory_id)
         if found is None:
             raise

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
@@ -289,7 +289,7 @@ def find_moves(changed: dict[str, Checked]) -> dict[str, str]:
             (score(old, path), old, path)
             for old, g in left_gone.items()
             for path, n in left_new.items()
-            if _pairable(g, n)
+            if _pairable(g, n) and _same_note(old, g, path, n)
         ),
         reverse=True,
     )
@@ -300,6 +300,14 @@ def find_moves(changed: dict[str, Checked]) -> dict[str, str]:
             moves[old] = path
             del left_gone[old], left_new[path]
     return moves
+
+
+def _same_note(old: str, gone: Checked, path: str, new: Checked) -> bool:
+    """Whether two alike (not identical) files may be one note moved: the same file name or
+    the same title. Notes made from one template are alike too, but each has its own name."""
+    if PurePosixPath(old).name == PurePosixPath(path).name:
+        return True
+    return gone.was is not None and new.memory is not None and gone.was.title == new.memory.title
 
 
 def _pairable(gone: Checked, new: Checked) -> bool:

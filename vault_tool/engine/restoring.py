@@ -41,10 +41,12 @@ def restore(
                 field="version",
             )
         memory = parse(old.decode("utf-8"), commit.path)
+        path = _place_for(writer, subject, memory) if isinstance(subject, Deleted) else subject.path
+        if path != commit.path:  # a title may come from the file name: read it where it goes
+            memory = parse(old.decode("utf-8"), path)
         of = changelog.Entry(memory.memory_type, memory.title, memory_id)
         message = changelog.one("restore", of, client, version=commit.sha[:10])
         if isinstance(subject, Deleted):
-            path = _place_for(writer, subject, memory)
             sha = store.apply([Change(path, old, memory.title, expected=None)], message)
             writer.index_written([(memory, path, old)], sha)
             return write_result("update", "restored", memory_id, sha, path, [])

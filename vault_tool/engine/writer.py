@@ -132,8 +132,10 @@ class Writer:
         now = utc_now()
         keep = {
             "id": memory_id,
-            "source": client,
-            "created": (old.created if old else None) or now,
+            # A source or creation date the file holds stays (a person's note may name its
+            # web page, or a date in words, kept as written): git's trailers name each writer.
+            "source": _ours_unless_kept(old, "source", client),
+            "created": _ours_unless_kept(old, "created", now),
             "extra": old.extra if old else {},
             "bom": old.bom if old else False,
         }
@@ -342,3 +344,11 @@ def clean_client(name: str) -> str:
     name, _ = redact.redact_text(name, "client")
     cleaned = "".join(c if c.isalnum() or c in "._-/ " else "-" for c in name.strip())[:64]
     return cleaned.strip() or "unknown"
+
+
+def _ours_unless_kept(old: Memory | None, key: str, ours: str) -> str | None:
+    """The file's own value of key (in our shape, or kept as written: None leaves that one
+    in place), else ours."""
+    if old is None:
+        return ours
+    return getattr(old, key) or (None if key in old.extra else ours)

@@ -2,8 +2,9 @@
 
 No note is rewritten. A folder that is already a git repository keeps its history: the
 `Initialize vault` commit adds only the vault's own files. A folder without one gets a new
-repository whose first commit holds the vault's files and the notes as they are, except a
-note whose name or text holds a secret (never written to git: the first open reports it).
+repository whose first commit holds the vault's files and the notes as they are, except an
+empty note and a note whose name or text holds a secret (never written to git: the first
+open reports it).
 Attachments (images, PDFs, canvases) and dot folders (.obsidian/, .trash/) are left as
 they are: they are not memories, and whether they are versioned is the person's choice.
 """
@@ -38,7 +39,7 @@ def existing_files(root: Path) -> Found:
         if not ids.is_memory_path(rel):
             found.other_files += 1
             continue
-        why = ids.path_problem(rel) or _secret_in(root / rel)
+        why = ids.path_problem(rel) or _why_held_back(root / rel)
         if why:
             found.held_back[rel] = why
         else:
@@ -89,10 +90,17 @@ def write_gitignore(root: Path, ours: str) -> None:
             out.write(lead + "# vault-tool's machine-local state\n" + "\n".join(missing) + "\n")
 
 
-def _secret_in(path: Path) -> str | None:
+def _why_held_back(path: Path) -> str | None:
+    """Why a note stays out of the first commit: empty (nothing to keep, and most often a
+    save caught half-way), or holding a secret (never written to git); else None."""
     try:
-        text = path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        data = path.read_bytes()
+    except OSError:
         return None  # the first open reads it again and says what is wrong with it
-    kinds = redact.find_secret_kinds(text)
+    if not data.strip():
+        return "the file is empty; it is not committed"
+    try:
+        kinds = redact.find_secret_kinds(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
     return f"holds a secret ({', '.join(kinds)}); it is not committed" if kinds else None

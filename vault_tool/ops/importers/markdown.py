@@ -11,6 +11,7 @@ from typing import Any
 
 from vault_tool.core import hand_made, ids, schema
 from vault_tool.core.links import extract as extract_links
+from vault_tool.core.links import prose
 from vault_tool.core.memory import KEY_ORDER, MAX_FILE_BYTES, Memory
 from vault_tool.core.yaml_safe import load_yaml
 from vault_tool.errors import InvalidInput, UnparseableFile
@@ -33,8 +34,6 @@ from vault_tool.ops.importers.items import (
     text_field,
 )
 
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-_ATX_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 # Basic Memory: `- [category] text #tag (context)` and `- relation_type [[Target]] (context)`.
 _OBSERVATION = re.compile(r"^\s*[-*]\s+\[(?P<category>[^\[\]]+)\]\s+(?P<text>\S.*?)\s*$")
 _RELATION = re.compile(
@@ -272,32 +271,17 @@ def _split(text: str, label: str) -> tuple[dict[str, Any], str]:
         raise Unusable(f"{where}{problem.reason}") from None
 
 
-def _prose_lines(body: str) -> Iterator[str]:
-    """Lines outside fenced code blocks."""
-    fence = None
-    for line in body.splitlines():
-        opened = _FENCE.match(line)
-        if opened:
-            fence = None if fence == opened[1] else (fence or opened[1])
-            continue
-        if fence is None:
-            yield line
+def _prose_lines(body: str) -> list[str]:
+    """Lines outside code (fenced blocks and code spans blanked), as the vault reads links."""
+    return prose(body).splitlines()
 
 
 def _first_h1_anywhere(body: str) -> str | None:
     for line in _prose_lines(body):
-        match = _ATX_H1.match(line)
-        if match and match[1].strip():
-            return match[1].strip()
+        heading = hand_made.atx_heading(line)
+        if heading and heading[0] == 1 and heading[1].strip():
+            return heading[1].strip()
     return None
-
-
-def _tag_values(value: Any) -> list[Any]:
-    if isinstance(value, str):
-        return [t for t in re.split(r"[,\s]+", value) if t]
-    if isinstance(value, list):
-        return [t for t in value if isinstance(t, str | int | float)]
-    return []
 
 
 # Front matter keys the readers consume themselves, or that are ours with a fixed meaning.
@@ -306,8 +290,8 @@ _OURS = set(KEY_ORDER) - _CONSUMED
 
 
 # Keys of ours that a person's note may use in a way of its own (`status: in-progress`,
-# `id: 42`): kept as written when in_place, since the vault writes no value of its own there.
-_PERSON_KEYS = ("status", "id")
+# `id: 42`): kept as written when in_place, as the vault reads such a note (hand_made.py).
+_PERSON_KEYS = tuple(k for k in hand_made.CONVENTION_KEYS if k not in _CONSUMED)
 
 
 def _front_matter(
@@ -369,7 +353,10 @@ def _memory(
     """A Memory from our front matter fields, the foreign ones, and what the reader found;
     with inline, the body's #tags join the front matter's."""
     tags: list[str] = []
-    for raw in [*_tag_values(meta.get("tags")), *(hand_made.inline_tags(body) if inline else ())]:
+    for raw in [
+        *hand_made.tag_values(meta.get("tags")),
+        *(hand_made.inline_tags(body) if inline else ()),
+    ]:
         tag = normalize_tag(raw)
         if tag is None:
             notes.append(f"tag {raw!r} has no usable characters; left out")
