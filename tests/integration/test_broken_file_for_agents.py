@@ -146,3 +146,14 @@ def test_a_plan_over_a_broken_file_says_to_fix_it_not_to_commit_it(
     with pytest.raises(VersionConflict) as caught:
         vault.apply_plan([Planned(made["path"], None, made["memory_id"])], "Delete one")
     assert "YAML" in caught.value.hint and "vault-tool commit" not in caught.value.hint
+
+
+def test_the_cli_search_says_a_hit_s_file_does_not_parse(broken, vault_path: Path):
+    from tests.cli_support import invoke
+
+    vault, made = broken
+    line = vault.problems()[made["path"]]["line"]
+    done = invoke("search", "wombats", "--vault", vault_path)
+    assert done.exit_code == 0, done.stdout + done.stderr
+    flat = " ".join(done.stdout.split())
+    assert f"{made['path']}:{line} does not parse" in flat and "fix the file" in flat

@@ -119,6 +119,8 @@ def search(
             where = f"{path} · version {hit['version_id'][:10]} · updated {hit['updated']}"
             out.print(f"[bold]{n}. {shown_in_markup(hit['title'])}[/bold]  [dim]{about}[/dim]")
             out.print(f"   [dim]{where}[/dim]")
+            if hit.get("problem"):
+                out.print(f"   [yellow]{_problem_line(hit['problem'])}[/yellow]")
             if hit.get("superseded_by"):
                 by = shown_in_markup(", ".join(hit["superseded_by"]))
                 out.print(f"   [yellow]superseded by {by}[/yellow]")
@@ -134,6 +136,15 @@ def search(
         out.print(f"[dim]{result['total_matches']} matching memories[/dim]")
 
     emit(result, as_json, render)
+
+
+def _problem_line(problem: dict[str, Any]) -> str:
+    """A hit whose file does not parse: what is wrong, and that this is its last good version."""
+    at = f"{problem['file']}:{problem['line']}" if problem.get("line") else problem["file"]
+    return shown_in_markup(
+        f"{at} does not parse ({problem['reason']}): shown as it last did; fix the file:"
+        f" {problem['hint']}"
+    )
 
 
 def _validity(fact: dict[str, Any], day: str) -> str:

@@ -294,11 +294,6 @@ class Git:
                 proc.proc.wait()
         return found
 
-    def history(self, relpath: str) -> list[Commit]:
-        """Every commit that changed this file, newest first, following hand moves."""
-        # -M90%: follow renames of (nearly) the same file, never a similar-looking new one.
-        return self._log("--follow", "-M90%", "--", relpath, default_path=relpath)
-
     def log(
         self,
         limit: int = 50,
@@ -316,9 +311,6 @@ class Git:
             args.append(f"--grep=^({verbs}) {re.escape(memory_type)}: ")
         if since:
             args.append(f"--since={since}")
-        return self._log(*args, default_path="")
-
-    def _log(self, *args: str, default_path: str) -> list[Commit]:
         fields = "%x01%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Client,valueonly,separator=%x2C)"
         out = self.run(
             "-c", "core.quotepath=off", "log", "--name-only", f"--format={fields}", *args
@@ -327,7 +319,7 @@ class Git:
         for block in out.split("\x01")[1:]:
             header, _, names = block.partition("\n")
             sha, date, author, subject, client = header.split("\0")
-            path = next((n for n in names.splitlines() if n.strip()), default_path)
+            path = next((n for n in names.splitlines() if n.strip()), "")
             commits.append(Commit(sha, date, author, subject, client.strip() or None, path))
         return commits
 

@@ -83,7 +83,6 @@ class Store:
         self.head_blobs = repo.head_blobs
         self.last_commit = repo.last_commit
         self.last_commits = repo.last_commits
-        self.history = repo.history
         self.log = repo.log
         self.show_file = repo.show_file
         self.diff = repo.diff
