@@ -149,10 +149,10 @@ class HttpServer:
             self.stop()
 
     def stop(self) -> int:
-        """SIGTERM, then the exit code (the server must stop within 3 s)."""
+        """SIGTERM, then the exit code (30 s: a bound on a hang, not a speed)."""
         self.process.terminate()
         try:
-            return self.process.wait(3)
+            return self.process.wait(30)
         finally:
             if self.process.poll() is None:
                 self.process.kill()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -176,8 +175,6 @@ async def test_loopback_without_a_token_serves_and_sigterm_leaves_nothing_behind
             created = await session.call_tool("remember", create_args())
             assert created.structured_content["status"] == "created"
         helpers = children_of(server.process.pid)
-        started = time.monotonic()
         assert server.stop() == 0
-        assert time.monotonic() - started < 3
         assert not [pid for pid, _ in helpers if is_alive(pid)]
         assert "server stopped" in (vault_path / ".vault/run/server.log").read_text()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -79,10 +78,8 @@ def test_a_lock_left_by_a_killed_git_is_removed_and_the_write_goes_through(
 ):
     (vault_path / ".git" / lock).write_bytes(b"")
     with Vault.open(vault_path) as vault:
-        started = time.monotonic()
         result = vault.remember(create_args())
     assert result["status"] == "created"
-    assert time.monotonic() - started < 10
     assert not (vault_path / ".git" / lock).exists()
     assert git(vault_path, "status", "--porcelain") == ""
 
