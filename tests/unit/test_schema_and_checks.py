@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers import create_args, delta
 from vault_tool.core import schema
-from vault_tool.core.calls import check_call
+from vault_tool.core.calls import check_call, check_search
 from vault_tool.core.ids import check_memory_id, check_version_id, is_ulid, new_id, slugify
 from vault_tool.errors import InvalidInput, LimitExceeded
 
@@ -572,3 +572,17 @@ def test_bundled_schema_is_itself_a_valid_draft_2020_12_schema():
     from jsonschema import Draft202012Validator
 
     Draft202012Validator.check_schema(schema.bundled("remember.input.schema.json"))
+
+
+def test_a_search_for_an_unknown_memory_type_lists_the_types():
+    with pytest.raises(InvalidInput) as caught:
+        check_search({"query": "x", "memory_types": ["bogus"]})
+    assert "unknown memory type 'bogus'" in caught.value.message
+    assert "decision" in caught.value.hint and "gotcha" in caught.value.hint
+
+
+def test_a_value_outside_a_short_list_is_told_the_list():
+    with pytest.raises(InvalidInput) as caught:
+        check_call({"mode": "erase"})
+    assert "'erase' is not allowed" in caught.value.message
+    assert '"create", "update", "delete"' in caught.value.hint

@@ -115,7 +115,9 @@ def search(
             return
         for n, hit in enumerate(result["selected_hits"], 1):
             memory_id, path = shown_in_markup(hit["memory_id"]), shown_in_markup(hit["path"])
-            about = f"{hit['memory_type']} · {memory_id} · score {hit['score']}"
+            about = f"{hit['memory_type']} · {memory_id}"
+            if explain:  # a score means something only beside its parts
+                about += f" · score {hit['score']}"
             where = f"{path} · version {hit['version_id'][:10]} · updated {hit['updated']}"
             out.print(f"[bold]{n}. {shown_in_markup(hit['title'])}[/bold]  [dim]{about}[/dim]")
             out.print(f"   [dim]{where}[/dim]")
@@ -131,11 +133,30 @@ def search(
                 )
                 out.print(f"   {line}{_validity(fact, day)}")
             if explain:
-                parts = ", ".join(f"{k} {v:.3f}" for k, v in hit["score_parts"].items())
-                out.print(f"   [cyan]score = (text + entity + feedback) x factor: {parts}[/cyan]")
-        out.print(f"[dim]{result['total_matches']} matching memories[/dim]")
+                out.print(f"   [cyan]{_score_line(hit['score_parts'])}[/cyan]")
+        out.print(
+            f"[dim]{_count_line(len(result['selected_hits']), result['total_matches'])}[/dim]"
+        )
 
     emit(result, as_json, render)
+
+
+def _score_line(parts: dict[str, float]) -> str:
+    """A hit's score as ranking adds and multiplies it (search/ranking.py Hit.score)."""
+    added = " + ".join(
+        f"{name} {parts.get(name, 0.0):.3f}"
+        for name in ("text", "entity", "feedback", "valid_time")
+    )
+    return f"score = ({added}) x factor {parts.get('factor', 1.0):.3f}"
+
+
+def _count_line(shown: int, total: int) -> str:
+    """What the hit count counts: the memories that hold any word of the query."""
+    noun = "memory holds" if total == 1 else "memories hold"
+    line = f"{total} {noun} words of the query"
+    if total > shown:
+        line += f"; the best {shown} are shown (--top-k N shows more)"
+    return line
 
 
 def _problem_line(problem: dict[str, Any]) -> str:

@@ -298,13 +298,16 @@ def _describe(error: Any, prefix: str) -> tuple[str, str, bool]:
             f"send {_article(error.validator_value)}",
             False,
         )
-    if (kind == "oneOf" and leaf == "memory_type") or (kind == "enum" and "memory_type" in field):
-        allowed = ", ".join(memory_types())
-        return f"{field}: unknown memory type {value!r}", f"use one of: {allowed}", False
-    if kind in ("enum", "const"):
-        choices = error.validator_value if kind == "enum" else [error.validator_value]
+    choices = _choices(kind, error.validator_value)
+    if choices is not None:
         if leaf == "ledger":
             return f"{field}: only true is accepted", "omit ledger or send true", False
+        if set(choices) == set(memory_types()):  # wherever a memory type is asked for
+            return (
+                f"{field}: unknown memory type {value!r}",
+                f"use one of: {', '.join(choices)}",
+                False,
+            )
         return (
             f"{field}: {value!r} is not allowed",
             f"use one of: {', '.join(json.dumps(c) for c in choices)}",
@@ -363,6 +366,17 @@ def _describe(error: Any, prefix: str) -> tuple[str, str, bool]:
             False,
         )
     return f"{field}: {error.message}", "fix the value to match the tool's input schema", False
+
+
+def _choices(kind: str, rule: Any) -> list[Any] | None:
+    """The values a rule allows when it lists them (an enum, a const, a oneOf of consts)."""
+    if kind == "enum":
+        return list(rule)
+    if kind == "const":
+        return [rule]
+    if kind == "oneOf" and rule and all(isinstance(b, dict) and "const" in b for b in rule):
+        return [b["const"] for b in rule]
+    return None
 
 
 def _missing_hint(name: str) -> str:
