@@ -15,7 +15,7 @@ T = TypeVar("T")
 
 def eventually(
     condition: Callable[[], T],
-    timeout: float = 5.0,
+    timeout: float = 30.0,
     interval: float = 0.02,
     *,
     what: str | None = None,
@@ -34,7 +34,7 @@ def eventually(
 
 async def eventually_async(
     condition: Callable[[], Awaitable[T]],
-    timeout: float = 5.0,
+    timeout: float = 30.0,
     interval: float = 0.02,
     *,
     what: str | None = None,

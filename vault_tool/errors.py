@@ -51,6 +51,8 @@ CODES: dict[str, ErrorCode] = {
 # errors. The CLI's epilog and docs/cli.md are rendered from this.
 UNHEALTHY = 8
 IMPORT_SKIPPED = 9
+LEFT_UNCOMMITTED = 10
+OUTPUT_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 EXIT_CODES: dict[int, str] = {
     0: "success",
     1: "internal error",
@@ -62,7 +64,9 @@ EXIT_CODES: dict[int, str] = {
     7: "no vault or vault broken",
     UNHEALTHY: "unhealthy (verify, doctor)",
     IMPORT_SKIPPED: "import skipped items (the report lists each with its reason)",
+    LEFT_UNCOMMITTED: "commit left files uncommitted (the report lists each with its fix)",
     130: "cancelled or interrupted",
+    OUTPUT_CLOSED: "output closed early (piped into head, say): the rest is dropped quietly",
 }
 
 

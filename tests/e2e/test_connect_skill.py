@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.cli_support import invoke
 from tests.e2e.mcp_client import anyio_backend, server_env  # noqa: F401 (fixture)
 from vault_tool.ops.hosts import HOSTS
 
@@ -159,3 +160,30 @@ def test_skill_install_writes_skill_md_once(tmp_path: Path) -> None:
     assert (folder / "SKILL.md").read_text() == run("skill").stdout
     second = json.loads(run("skill", "--install", str(folder), "--json").stdout)
     assert second["written"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "suggested"),
+    [
+        (("connect", "gemini"), "gemini-cli"),
+        (("connect", "claude"), "claude-code"),
+        (("connect", "vs-code"), "vscode"),
+        (("export", "--format", "kg"), "kg-jsonl"),
+        (("import", "notes", "--format", "markdwn"), "markdown"),
+    ],
+)
+def test_a_mistyped_choice_is_answered_with_the_closest_name(
+    args: tuple[str, ...], suggested: str, vault_path: Path
+) -> None:
+    done = invoke(*args, "--vault", vault_path)
+    assert done.exit_code == 2
+    assert done.stderr.rstrip().endswith(f"did you mean {suggested!r}?")
+    error = done.stderr.splitlines()[-1]
+    assert len(error) < 200, error  # one short line, not click's list of every choice twice
+
+
+def test_a_choice_with_nothing_close_lists_the_names(vault_path: Path) -> None:
+    done = invoke("connect", "emacs", "--vault", vault_path)
+    assert done.exit_code == 2
+    assert "did you mean" not in done.stderr
+    assert "'emacs' is not one of " + ", ".join(HOSTS) in done.stderr

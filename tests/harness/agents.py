@@ -126,10 +126,12 @@ class Shared:
             return [w.name for w in self.windows if w.overlaps(start, end)]
 
     def shows_old_commit(self, started: float) -> bool:
-        """Whether a read overlapped the person's checkout of an old commit: the vault then
-        shows that commit (a memory made since is not there, one changed since is older),
-        as the folder does. Counted, not a miss; the final reads must find everything."""
-        if not any(name.startswith("checkout") for name in self.during(started)):
+        """Whether a read overlapped the person's checkout of an old commit (a rebase begins
+        with one: `git rebase main idea` first checks out the branch idea, on its old base):
+        the vault then shows that commit (a memory made since is not there, one changed
+        since is older), as the folder does. Counted, not a miss; the final reads must find
+        everything."""
+        if not any(name.startswith(("checkout", "rebase")) for name in self.during(started)):
             return False
         with self.lock:
             self.counts["reads_of_an_old_checkout"] += 1

@@ -192,8 +192,13 @@ class GitPerson(Hands):
         self.record(path, resolved)
 
     def _wait_until_committed(self, name: str) -> None:
-        """git rebases only a clean folder: the person waits for the tool to commit edits."""
-        dirty = lambda: self.git("status", "--porcelain", "--untracked-files=no").strip()  # noqa: E731
+        """git rebases only a clean folder: the person waits for the tool to commit edits,
+        new notes too (one typed meanwhile would stop the checkout the rebase begins with)."""
+
+        def dirty() -> str:
+            listed = self.git("status", "--porcelain", "--untracked-files=all").splitlines()
+            return "\n".join(line for line in listed if line[:2] != "??" or line.endswith(".md"))
+
         if consistency.within(lambda: not dirty(), SETTLE_TIMEOUT, 0.1) is None:
             raise RuntimeError(
                 f"{name}: edits still uncommitted after {SETTLE_TIMEOUT:g} s: {dirty()}"

@@ -35,6 +35,7 @@ DATA_ARGS = {
     "restore": ["restore", "{id}", "{version}", "--vault", "{vault}"],
     "deleted": ["deleted", "--vault", "{vault}"],
     "log": ["log", "--vault", "{vault}"],
+    "list": ["list", "--vault", "{vault}"],
     "remember": ["remember", "{file}", "--vault", "{vault}"],
     "blame": ["blame", "{id}", "--vault", "{vault}"],
     "feedback": ["feedback", "{handle}", "--helpful", "{id}", "--vault", "{vault}"],

@@ -76,9 +76,9 @@ def test_search_until_yesterday_leaves_out_what_was_written_today(root):
 def test_search_as_of_takes_the_same_forms_and_still_takes_a_commit(root):
     then = invoke_json("search", "staging", "--as-of", "today", "--vault", root)
     assert titles(then) == ["Staging needs the VPN"]
-    sha = then["as_of"]["commit"]
+    sha = then["as_of"]["version_id"]
     by_commit = invoke_json("search", "staging", "--as-of", sha[:12], "--vault", root)
-    assert by_commit["as_of"]["commit"] == sha
+    assert by_commit["as_of"]["version_id"] == sha
 
 
 @pytest.mark.parametrize("when", ["7d", "yesterday", "2026-01-01"])

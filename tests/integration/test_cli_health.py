@@ -97,10 +97,8 @@ FAULTS = [
     # (inject, an issue kind verify lists, a check doctor fails)
     (break_yaml, "unparseable", "files"),
     (delete_index, "index_missing", "index"),
-    (delete_file, "indexed_but_missing", "index_drift"),
     (leave_git_lock, "stale_git_lock", "git_locks"),
     (leave_journal_entry, "interrupted_write", "journal"),
-    (edit_without_commit, "uncommitted", "uncommitted"),
 ]
 
 
@@ -126,7 +124,49 @@ def test_doctor_text_names_the_broken_file_its_line_and_the_fix(copy):
     assert done.exit_code == 8
     assert f"{made[0]['path']}:2" in done.stdout
     assert "not valid YAML" in done.stdout and "fix:" in done.stdout
-    assert "The vault is unhealthy." in done.stdout
+    assert "The vault is unhealthy: files." in done.stdout
+
+
+@pytest.mark.parametrize("inject", [edit_without_commit, delete_file])
+def test_a_hand_edit_with_no_watcher_needs_attention_and_exits_0(copy, inject):
+    root, made = copy
+    inject(root, made)
+    done = invoke("doctor", "--vault", str(root))
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "The vault needs attention: uncommitted." in done.stdout
+    assert "index_drift" in done.stdout and "unhealthy" not in done.stdout
+    report = json.loads(invoke("doctor", "--vault", str(root), "--json").stdout)
+    assert report["verdict"] == "needs attention" and report["healthy"] is True
+
+
+def test_doctor_shows_an_uncommitted_rename_as_one_moved_row(copy):
+    root, made = copy
+    old = made[0]["path"]
+    new = str(Path(old).with_name("renamed.md"))
+    (root / old).rename(root / new)
+    done = invoke("doctor", "--vault", str(root))
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert f"{new}  moved (uncommitted) from {old}" in done.stdout
+    assert "missing on disk" not in done.stdout and "new file" not in done.stdout
+    assert done.stdout.count("fix:") == 1  # one fix for the one pending edit
+
+
+def test_doctor_says_a_serve_started_by_hand_watches_only_after_initialize(copy):
+    root, _ = copy
+    watcher = next(
+        line
+        for line in invoke("doctor", "--vault", str(root)).stdout.splitlines()
+        if "watcher:" in line
+    )
+    assert "initialize" in watcher
+    serving = invoke("serve", "--help").stdout
+    assert "initialize" in serving and "vault-tool watch" in serving
+
+
+def test_doctor_help_names_each_verdict_and_its_exit_code():
+    text = " ".join(invoke("doctor", "--help").stdout.split())
+    assert "needs attention" in text and "unhealthy" in text
+    assert "Exit code 0 when healthy or when it needs attention" in text
 
 
 def test_doctor_leaves_a_deleted_index_deleted(copy):

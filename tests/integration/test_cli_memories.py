@@ -30,7 +30,7 @@ READ_KEYS = {
     "created",
     "updated",
 }
-COMMIT_KEYS = {"sha", "date", "author", "subject", "client", "path"}
+COMMIT_KEYS = {"version_id", "date", "author", "subject", "client", "path", "memory_ids"}
 
 
 @pytest.fixture(scope="module")
@@ -140,9 +140,13 @@ def test_history_json_lists_every_version(sample: Path):
 def test_log_json_lists_commits_newest_first(sample: Path):
     commits = invoke_json("log", "--vault", sample, "-n", "5")
     assert isinstance(commits, list) and len(commits) == 5
-    assert [c["sha"] for c in commits] == git(sample, "log", "-5", "--format=%H").splitlines()
+    assert [c["version_id"] for c in commits] == git(
+        sample, "log", "-5", "--format=%H"
+    ).splitlines()
     for commit in commits:
         assert set(commit) >= COMMIT_KEYS
+    # One name per thing: the commit is its version_id, the memories it wrote are named.
+    assert all(c["memory_ids"] for c in commits if c["subject"].startswith("Create "))
     only_sample = invoke_json("log", "--vault", sample, "--client", "sample", "-n", "100")
     assert isinstance(only_sample, list) and len(only_sample) == 28
 

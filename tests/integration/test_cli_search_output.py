@@ -22,7 +22,7 @@ def test_the_count_says_what_it_counts_and_how_to_see_more(sample: Path):
     assert done.exit_code == 0, done.stderr
     last = done.stdout.strip().splitlines()[-1]
     assert "memories hold words of the query; the best 5 are shown" in last
-    assert "--top-k N shows more" in last
+    assert "-n N shows more" in last
     assert " score " not in done.stdout  # a bare number means nothing to a reader
 
 

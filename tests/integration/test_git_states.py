@@ -205,7 +205,7 @@ def test_a_running_watcher_leaves_a_conflicted_merge_to_the_person(vault, vault_
         assert titles(vault, "dawn") == []  # the markers are not served
         git(vault_path, "merge", "--abort")
         assert "<<<<<<<" not in (vault_path / made["path"]).read_text()
-        eventually(lambda: git(vault_path, "log", "-1", "--format=%s") != "Dusk", timeout=10)
+        eventually(lambda: git(vault_path, "log", "-1", "--format=%s") != "Dusk")
         assert git(vault_path, "log", "-1", "--format=%s") == "Hand edit: Written during the merge"
         assert git(vault_path, "rev-parse", "HEAD~1") == head
         assert git(vault_path, "symbolic-ref", "HEAD") == "refs/heads/main"

@@ -43,7 +43,7 @@ def test_a_memory_deleted_then_put_back_elsewhere_keeps_its_first_commit(
     ]
     assert [c["path"] for c in found] == [new, old, old]
     lines = vault.blame(made["memory_id"])
-    assert {line["commit"] for line in lines} == {made["version_id"]}
+    assert {line["version_id"] for line in lines} == {made["version_id"]}
     assert {line["client"] for line in lines} == {"agent-one"}
 
 
@@ -57,7 +57,7 @@ def test_a_move_with_an_edit_keeps_the_first_commit(vault: Vault, vault_path: Pa
     found = subjects(vault, made["memory_id"])
     assert found[-1] == f"Create decision: {TITLE}"
     assert len(found) == 2
-    assert {line["commit"] for line in vault.blame(made["memory_id"])} == {made["version_id"]}
+    assert {line["version_id"] for line in vault.blame(made["memory_id"])} == {made["version_id"]}
 
 
 def test_a_persons_git_mv_with_an_edit_in_their_own_commit(vault: Vault, vault_path: Path):
@@ -73,7 +73,7 @@ def test_a_persons_git_mv_with_an_edit_in_their_own_commit(vault: Vault, vault_p
     assert [c["path"] for c in found] == [new, old]
     shown = vault.show(made["memory_id"], made["version_id"][:10])
     assert shown["path"] == old and TITLE in shown["file"]
-    assert {line["commit"] for line in vault.blame(made["memory_id"])} == {made["version_id"]}
+    assert {line["version_id"] for line in vault.blame(made["memory_id"])} == {made["version_id"]}
 
 
 def test_restore_goes_back_to_a_version_from_before_the_move(vault: Vault, vault_path: Path):
@@ -139,7 +139,7 @@ def test_restoring_a_renamed_note_to_an_older_version_titles_it_by_its_name_now(
     text = "".join(f"Zebra {n} has stripes of its own.\n" for n in range(12))
     (vault_path / "notes" / "orig-name.md").write_text(text)
     vault.commit_hand_edits()
-    first = vault.history("notes/orig-name")[0]["sha"]
+    first = vault.history("notes/orig-name")[0]["version_id"]
     git(vault_path, "mv", "notes/orig-name.md", "notes/new-name.md")
     vault.commit_hand_edits()
     (vault_path / "notes" / "new-name.md").write_text(text + "Mostly.\n")

@@ -84,12 +84,12 @@ def test_a_frozen_leader_is_replaced_and_stands_down_when_it_wakes(vault: Vault,
         note.parent.mkdir()
         note.write_text(NOTE.format(title="Written while frozen", body="Kept out no more."))
         eventually(standby.leading.is_set, timeout=10 * STALE_SECONDS)
-        eventually(lambda: hand_edits(vault_path, "Written while frozen") == 1, timeout=10)
+        eventually(lambda: hand_edits(vault_path, "Written while frozen") == 1)
         assert leader_record(vault.places.run)["pid"] == os.getpid()
         leader.send_signal(signal.SIGCONT)
         assert leader.stdout.readline().strip() == "standing down"
         note.write_text(NOTE.format(title="Written while frozen", body="Edited after."))
-        eventually(lambda: hand_edits(vault_path, "Written while frozen") == 2, timeout=10)
+        eventually(lambda: hand_edits(vault_path, "Written while frozen") == 2)
         assert standby.leading.is_set()
         assert leader_record(vault.places.run)["pid"] == os.getpid()
         assert git(vault_path, "status", "--porcelain") == ""

@@ -33,9 +33,9 @@ def test_blame_names_the_commit_and_client_that_asserted_each_fact(vault):
     made = vault.remember(create_args("Ana owns billing"), client="agent-one")
     later = update(vault, made, "Ana owns billing", [OWNS, LEADS], client="agent-two")
     lines = {line["predicate"]: line for line in vault.blame(made["memory_id"])}
-    assert lines["owns"]["commit"] == made["version_id"]
+    assert lines["owns"]["version_id"] == made["version_id"]
     assert lines["owns"]["client"] == "agent-one"
-    assert lines["leads"]["commit"] == later["version_id"]
+    assert lines["leads"]["version_id"] == later["version_id"]
     assert lines["leads"]["client"] == "agent-two"
 
 
@@ -43,7 +43,7 @@ def test_as_of_search_finds_a_fact_that_was_later_changed(vault):
     made = vault.remember(create_args("Who owns billing", body="Ownership of billing."))
     update(vault, made, "Who owns billing", [LEADS])
     then = vault.search_as_of({"query": "billing ownership"}, made["version_id"])
-    assert then["as_of"]["commit"] == made["version_id"]
+    assert then["as_of"]["version_id"] == made["version_id"]
     assert [f["predicate"] for f in then["selected_hits"][0]["facts"]] == ["owns"]
     now = vault.search({"query": "billing ownership"})
     assert [f["predicate"] for f in now["selected_hits"][0]["facts"]] == ["leads"]

@@ -67,7 +67,7 @@ def test_history_show_and_blame_work_for_a_deleted_id(vault: Vault, gone: dict):
     last = vault.show(gone["memory_id"])
     assert last["file"].encode() == gone["bytes"]
     assert last["deleted"]["deleted_in"] == gone["deleted"]["version_id"]
-    assert {line["commit"] for line in vault.blame(gone["memory_id"])} == {gone["version_id"]}
+    assert {line["version_id"] for line in vault.blame(gone["memory_id"])} == {gone["version_id"]}
 
 
 def test_restore_brings_a_deleted_memory_back_with_its_id_and_content(

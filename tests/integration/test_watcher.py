@@ -204,7 +204,7 @@ def test_when_the_leader_dies_another_process_takes_over_watching(vault, vault_p
             assert not standby.leading.wait(1.5)
             leader.send_signal(signal.SIGKILL)
             leader.wait(5)
-            eventually(standby.leading.is_set, timeout=5)
+            eventually(standby.leading.is_set)
             (vault_path / "after.md").write_text("# Taken over\n\nThe standby leads now.\n")
             eventually(lambda: titles(vault, "standby leads") == ["Taken over"])
             eventually(lambda: subjects(vault_path, 1) == ["Hand edit: Taken over"])
@@ -270,7 +270,7 @@ def test_removing_the_run_folder_under_a_leader_leaves_it_leading(watched, vault
     run = vault_path / ".vault" / "run"
     shutil.rmtree(run)
     # The next heartbeat makes the folder again (the old code's watcher thread died here).
-    eventually(lambda: (run / "leader.json").exists(), timeout=10)
+    eventually(lambda: (run / "leader.json").exists())
     note = vault_path / "notes" / "after-removal.md"
     note.parent.mkdir()
     note.write_text(NOTE.format(title="Wombats after the removal", body="Still watched."))
@@ -290,5 +290,5 @@ def test_git_clean_xfd_under_a_leader_leaves_it_watching_and_searching(watched, 
     file.write_text(file.read_text().replace("Cube-shaped droppings.", "They sleep all day."))
     eventually(lambda: titles(watched, "sleep all day") == ["Wombats dig burrows"], timeout=30)
     eventually(lambda: subjects(vault_path, 1) == ["Hand edit: Wombats dig burrows"])
-    eventually(lambda: (vault_path / ".vault" / "run" / "leader.json").exists(), timeout=10)
+    eventually(lambda: (vault_path / ".vault" / "run" / "leader.json").exists())
     assert (vault_path / ".vault" / "index").is_dir()

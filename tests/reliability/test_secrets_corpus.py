@@ -247,7 +247,7 @@ def test_a_hand_edit_holding_a_secret_is_never_committed(vault_path: Path):
             for n in range(len(SECRETS)):
                 (notes / f"pasted-{n}.md").write_text(f"# Pasted {n}\n\nKey kept elsewhere.\n")
             edited.write_text(original.replace("backend engineer", "owner of the key vault"))
-            eventually(lambda: git(vault_path, "status", "--porcelain") == "", timeout=15)
+            eventually(lambda: git(vault_path, "status", "--porcelain") == "")
         finally:
             watcher.stop()
         assert vault.problems() == {}

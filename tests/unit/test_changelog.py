@@ -11,7 +11,8 @@ import pytest
 
 from vault_tool.core import changelog
 from vault_tool.core.memory import parse
-from vault_tool.engine.hand_edits import SIMILAR, Checked, find_moves, similarity
+from vault_tool.core.moves import SIMILAR, find_moves, similarity
+from vault_tool.engine.hand_edits import Checked
 
 DOCS = Path(__file__).parents[2] / "docs"
 ROOT = Path(__file__).parents[2] / "vault_tool"

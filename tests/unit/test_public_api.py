@@ -42,6 +42,7 @@ VAULT_METHODS = {
     "is_free",
     "leader",
     "ledger_records",
+    "listing",
     "log",
     "memory_paths",
     "merge_index_when_idle",

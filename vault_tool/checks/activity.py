@@ -147,7 +147,8 @@ def check_watcher(checkup: Checkup) -> Check:
         "watcher",
         "ok",
         "no process watches this vault: hand edits are taken in when a server or "
-        "`vault-tool watch` starts, or by `vault-tool commit`",
+        "`vault-tool watch` starts, or by `vault-tool commit` (a `vault-tool serve` started "
+        "by hand watches only once a client sends `initialize`)",
     )
 
 

@@ -2,8 +2,11 @@
 
 It runs verify (verify.py) and looks at what verify does not: settings, git's branch and
 identity, and (activity.py) lock files and who holds them, interrupted writes, and the
-watcher's leader. Each check is ok, warn (worth knowing, still healthy) or fail
-(unhealthy). Like verify it only looks: it repairs nothing and waits for nobody for long.
+watcher's leader. Each check is ok, warn (something for a person to do: the vault needs
+attention, and is still healthy) or fail (a fault: the vault is unhealthy). Hand edits that
+nobody has taken in yet only need attention: with no watcher running that is how a vault
+edited by hand looks until `vault-tool commit`. Like verify it only looks: it repairs
+nothing and waits for nobody for long.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from vault_tool.search.documents import INDEX_SCHEMA_VERSION
 from vault_tool.storage import config as config_module
 from vault_tool.storage import repo_state
 from vault_tool.storage.git import FALLBACK_EMAIL, FALLBACK_NAME
+from vault_tool.storage.processes import live_leader
 from vault_tool.storage.store import Store
 
 
@@ -35,9 +39,17 @@ class DoctorReport:
     def healthy(self) -> bool:
         return all(c.status != "fail" for c in self.checks)
 
+    @property
+    def verdict(self) -> str:
+        """unhealthy (a check failed), needs attention (one warns), else healthy."""
+        if not self.healthy:
+            return "unhealthy"
+        return "needs attention" if any(c.status == "warn" for c in self.checks) else "healthy"
+
     def to_dict(self) -> dict[str, Any]:
         """The report as --json prints it."""
-        return {"healthy": self.healthy, "checks": [asdict(c) for c in self.checks]}
+        checks = [asdict(c) for c in self.checks]
+        return {"healthy": self.healthy, "verdict": self.verdict, "checks": checks}
 
 
 def doctor(checkup: Checkup, progress: Progress | None = None) -> DoctorReport:
@@ -54,7 +66,7 @@ def doctor(checkup: Checkup, progress: Progress | None = None) -> DoctorReport:
         _check_index(checkup, found),
         _check_files(by_kind),
         _check_uncommitted(checkup, by_kind),
-        _check_drift(by_kind),
+        _check_drift(by_kind, _pending_paths(by_kind)),
         _check_links(checkup),
         activity.check_git_locks(checkup),
         activity.check_write_lock(holder),
@@ -205,20 +217,43 @@ def _check_files(by_kind: dict[str, list[Issue]]) -> Check:
     )
 
 
+PENDING_KINDS = ("uncommitted", "moved_uncommitted", "deleted_uncommitted")
+
+
+def _pending_paths(by_kind: dict[str, list[Issue]]) -> set[str]:
+    """The paths of hand edits not yet committed (both ends of a move)."""
+    issues = [i for kind in PENDING_KINDS for i in by_kind.get(kind, [])]
+    return {i.path for i in issues} | {i.moved_from for i in issues if i.moved_from}
+
+
 def _check_uncommitted(checkup: Checkup, by_kind: dict[str, list[Issue]]) -> Check:
-    pending = by_kind.get("uncommitted", []) + by_kind.get("deleted_uncommitted", [])
+    pending = [i for kind in PENDING_KINDS for i in by_kind.get(kind, [])]
     if not pending:
         return Check("uncommitted", "ok", "every memory file is committed")
-    auto = checkup.store.config.auto_commit
-    return Check(
-        "uncommitted",
-        "fail" if auto else "warn",
-        f"{count(len(pending), 'memory file')} differ from the last commit"
-        + ("" if auto else " (auto_commit is off: they wait for you to commit them)"),
-        _issue_rows(pending),
-        fix="`vault-tool commit` commits them (a running watcher does it within a second); "
-        "`git checkout -- PATH` undoes one",
+    pending.sort(key=lambda i: i.path)
+    leader = live_leader(checkup.run_dir)
+    what = f"{count(len(pending), 'hand edit')} not committed yet"
+    fix = (
+        "`vault-tool commit` commits them, one commit per memory (a running watcher does it "
+        "within a second); `git checkout -- PATH` undoes one"
     )
+    if not checkup.store.config.auto_commit:
+        status, summary = "warn", f"{what} (auto_commit is off: they wait for you to commit them)"
+    elif leader is None:
+        status = "warn"
+        summary = f"{what}: nobody watches this vault, so they wait for `vault-tool commit` "
+        summary += "or the next server or `vault-tool watch` to start"
+    else:
+        status = "fail"
+        summary = f"{what}, though pid {leader['pid']} watches and commits hand edits"
+        fix = "if they were saved a moment ago, run doctor again; if they stay, " + fix
+    rows = _issue_rows(pending)
+    for row, issue in zip(rows, pending, strict=True):
+        row["fix"] = fix  # one fix for every kind of hand edit, shown once
+        if issue.moved_from:
+            row["moved_from"] = issue.moved_from
+            row["reason"] = f"moved (uncommitted) from {escape(issue.moved_from)}"
+    return Check("uncommitted", status, summary, rows, fix=fix)
 
 
 DRIFT_KINDS = (
@@ -231,8 +266,19 @@ DRIFT_KINDS = (
 )
 
 
-def _check_drift(by_kind: dict[str, list[Issue]]) -> Check:
-    drift = [i for kind in DRIFT_KINDS for i in by_kind.get(kind, [])]
+# The index lagging a file in these ways is a hand edit nobody has taken in yet, when that
+# file's edit is pending: the uncommitted check reports it, and it is no fault of the index.
+LAGGING_KINDS = ("not_indexed", "indexed_but_missing", "stale_index")
+
+
+def _check_drift(by_kind: dict[str, list[Issue]], pending: set[str]) -> Check:
+    drift = [
+        i
+        for kind in DRIFT_KINDS
+        for i in by_kind.get(kind, [])
+        if not (kind in LAGGING_KINDS and i.path in pending)
+    ]
+    by_kind = {k: [i for i in drift if i.kind == k] for k in DRIFT_KINDS}
     if not drift:
         return Check("index_drift", "ok", "the index agrees with the files and with git")
     counts = ", ".join(f"{len(by_kind[k])} {k}" for k in DRIFT_KINDS if by_kind.get(k))

@@ -17,8 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_tool.checks.checkup import Checkup
-from vault_tool.core.ids import is_memory_path
-from vault_tool.core.memory import UTF8_HINT
+from vault_tool.core import changelog
+from vault_tool.core.changelog import Entry
+from vault_tool.core.ids import is_memory_path, path_id
+from vault_tool.core.memory import UTF8_HINT, Memory, parse
+from vault_tool.core.moves import find_moves
+from vault_tool.core.printable import escape
 from vault_tool.errors import UnparseableFile, VaultError
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION
 from vault_tool.search.index import Index
@@ -44,6 +48,8 @@ FIXES = {
     "uncommitted": "run `vault-tool commit` (or commit or undo it with git)",
     "deleted_uncommitted": "run `vault-tool commit` to record the deletion, or "
     "`git checkout -- PATH` to bring the file back",
+    "moved_uncommitted": "run `vault-tool commit` to record the move (one commit of both "
+    "paths), or move the file back",
     "duplicate_id": "give one of the files another id: delete its `id:` line (it is then "
     "addressed by its path) and commit",
     "duplicate_key": "keys are unique: change or remove the `key:` of all but one file",
@@ -64,6 +70,7 @@ class Issue:
     line: int | None = None
     # The fix the file's own error gave (UnparseableFile.hint), which doctor shows.
     hint: str = ""
+    moved_from: str | None = None  # a moved_uncommitted file's path in HEAD
 
     @property
     def fix(self) -> str:
@@ -72,13 +79,14 @@ class Issue:
 
     def to_dict(self) -> dict[str, Any]:
         """The issue as --json prints it."""
-        return {
+        shown = {
             "kind": self.kind,
             "path": self.path,
             "detail": self.detail,
             "line": self.line,
             "fix": self.fix,
         }
+        return shown | ({"moved_from": self.moved_from} if self.moved_from else {})
 
 
 @dataclass
@@ -128,7 +136,6 @@ def _documents(index: Index) -> dict[str, _Doc]:
 
 def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
     """Compare every file with the index and with git; list every disagreement."""
-    from vault_tool.core.memory import parse
     from vault_tool.core.redact import find_secret_kinds
 
     store = checkup.store
@@ -157,6 +164,7 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
 
     recorded = checkup.recorded_problems()
     blobs: dict[str, str] = {}
+    arrived: dict[str, bytes] = {}  # files HEAD does not have: a move's possible new end
     for n, path in enumerate(on_disk, 1):
         if progress:
             progress(n, len(on_disk))
@@ -166,6 +174,7 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         blob = blobs[path] = blob_sha(data)
         if path not in head:
             report.issues.append(Issue("uncommitted", path, "new file, never committed"))
+            arrived[path] = data
         elif head[path] != blob:
             report.issues.append(Issue("uncommitted", path, "differs from the last commit"))
         doc = docs.get(path)
@@ -204,6 +213,7 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         report.issues.append(
             Issue("deleted_uncommitted", path, "tracked in git but missing on disk")
         )
+    report.issues = _paired_moves(store, report.issues, arrived)
     if checkup.index is not None:
         for path in sorted(set(docs) - set(blobs)):
             report.issues.append(
@@ -214,6 +224,56 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         report.issues += _duplicates(docs, set(blobs), "key", "duplicate_key", "key")
     report.issues += _half_done_writes(checkup)
     return report
+
+
+@dataclass(frozen=True)
+class _End:
+    """One end of a possible move, as core/moves.py pairs them."""
+
+    memory_id: str
+    memory: Memory | None = None
+    data: bytes | None = None
+    was: Entry | None = None
+    was_data: bytes | None = None
+    was_id_declared: bool = False
+    new: bool = False
+
+
+def _paired_moves(store: Store, issues: list[Issue], arrived: dict[str, bytes]) -> list[Issue]:
+    """A new file and a deleted one that are one memory moved become one moved_uncommitted
+    issue, paired as `vault-tool commit` will pair them (by id, else by content)."""
+    gone = [i.path for i in issues if i.kind == "deleted_uncommitted"]
+    new = [i.path for i in issues if i.kind == "uncommitted" and i.path in arrived]
+    if not (gone and new):
+        return issues
+    ends: dict[str, _End] = {}
+    for path in new:
+        try:
+            memory = parse(arrived[path].decode("utf-8"), path)
+        except (UnparseableFile, UnicodeDecodeError):
+            continue
+        ends[path] = _End(memory.id or path_id(path), memory, arrived[path], new=True)
+    for path in gone:
+        was_data = store.show_file("HEAD", path) or b""
+        try:
+            old: Memory | None = parse(was_data.decode("utf-8"), path)
+        except (UnparseableFile, UnicodeDecodeError):
+            old = None
+        was = changelog.entry(old, path) if old else changelog.entry_of_file(was_data, path)
+        declared = old is not None and old.id is not None
+        ends[path] = _End(was.memory_id, was=was, was_data=was_data, was_id_declared=declared)
+    moves = find_moves(ends)
+    if not moves:
+        return issues
+    targets = {new_path: old for old, new_path in moves.items()}
+    kept = [i for i in issues if not (i.kind == "deleted_uncommitted" and i.path in moves)]
+    return [
+        Issue("moved_uncommitted", i.path, f"moved from {escape(targets[i.path])}, never "
+              "committed", moved_from=targets[i.path])
+        if i.kind == "uncommitted" and i.path in targets
+        else i
+        for i in kept
+    ]  # fmt: skip
 
 
 def _half_done_writes(checkup: Checkup) -> list[Issue]:
@@ -265,6 +325,8 @@ def _duplicates(
     for value, paths in sorted(holders.items()):
         if len(paths) > 1:
             paths.sort()
-            detail = f"{label} {value} is used by {len(paths)} files: {', '.join(paths)}"
+            # Escaped: a detail is printed as it is, and a path may hold a line break.
+            named = ", ".join(escape(p) for p in paths)
+            detail = f"{label} {escape(value)} is used by {len(paths)} files: {named}"
             issues += [Issue(kind, path, detail) for path in paths]
     return issues

@@ -7,6 +7,7 @@ Commands import the engine lazily so that `vault-tool --help` stays fast.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Any
 
@@ -14,6 +15,7 @@ import click
 
 from vault_tool import __version__
 from vault_tool.cli import (
+    browse,
     health,
     maintenance,
     memories,
@@ -25,10 +27,10 @@ from vault_tool.cli import (
     transfer,
 )
 from vault_tool.cli.output import json_requested, report_error
-from vault_tool.errors import EXIT_CODES, VaultError
+from vault_tool.errors import EXIT_CODES, OUTPUT_CLOSED, VaultError
 
 # The order of `vault-tool --help`: grouped by topic, from setting up to checking health.
-TOPICS = (setup, serve, search, memories, review, transfer, maintenance, ontology, health)
+TOPICS = (setup, serve, search, browse, memories, review, transfer, maintenance, ontology, health)
 
 EPILOG = "Exit codes: " + ", ".join(f"{code} {text}" for code, text in EXIT_CODES.items()) + "."
 
@@ -39,6 +41,12 @@ class VaultGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)  # in the order they were added: grouped by topic
 
+    def make_context(self, *args: Any, **extra: Any) -> click.Context:
+        try:  # `vault-tool --help | head -1`: the group's own help is printed in here
+            return super().make_context(*args, **extra)
+        except BrokenPipeError:
+            raise click.exceptions.Exit(_output_closed()) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -46,6 +54,10 @@ class VaultGroup(click.Group):
             # Reported here, where the context still knows whether --json was given.
             report_error(problem, as_json=json_requested(ctx))
             ctx.exit(problem.exit_code)
+        except BrokenPipeError:
+            # Whatever read the output has gone (`| head -3`): nothing is left to say, and
+            # click would exit 1 without a word.
+            ctx.exit(_output_closed())
 
     def main(  # type: ignore[override]
         self,
@@ -69,6 +81,18 @@ class VaultGroup(click.Group):
         if not standalone_mode:
             return code
         sys.exit(code)
+
+
+def _output_closed() -> int:
+    """Send the rest of stdout to /dev/null, so that the flush at exit cannot fail (and
+    print a traceback) either; the exit code of a writer whose reader left."""
+    try:
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, sys.stdout.fileno())
+        os.close(quiet)
+    except (OSError, ValueError):  # in-process runs give stdout no file descriptor
+        pass
+    return OUTPUT_CLOSED
 
 
 @click.group(

@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.output import emit, open_vault, progress_callback, shown, vault_options
+from vault_tool.cli.output import (
+    emit,
+    open_vault,
+    pasteable,
+    progress_callback,
+    shown,
+    vault_options,
+)
 from vault_tool.errors import UNHEALTHY
 
 _MARKS = {"ok": "[green]✓[/green]", "warn": "[yellow]![/yellow]", "fail": "[red]✗[/red]"}
@@ -31,10 +38,11 @@ def verify(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
 
     Files on disk but not indexed, indexed but gone from disk, indexed with other bytes
     than the file's, indexed with another version than git's last commit of the file,
-    differing from the last commit, tracked in git but missing, files that do not parse,
-    duplicate ids and keys. It only looks: nothing is repaired, the index is not caught
-    up first (`vault-tool reindex` and `vault-tool commit` repair). Exit code 0 when all
-    agree, 8 when anything disagrees.
+    differing from the last commit, tracked in git but missing, moved and not committed
+    (the new file carries on the missing one: the same id, or the same content), files
+    that do not parse, duplicate ids and keys. It only looks: nothing is repaired, the
+    index is not caught up first (`vault-tool reindex` and `vault-tool commit` repair).
+    Exit code 0 when all agree, 8 when anything disagrees.
     """
     from vault_tool.checks import verify as verify_module
 
@@ -68,10 +76,16 @@ def doctor(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
     """Check everything that can make a vault unhealthy, and say how to fix each.
 
     Settings, git (branch, who commits), the index (present, schema version, segments),
-    files that do not parse (file, line, reason, fix), uncommitted changes, index drift
-    (see `verify`), stale git locks, the vault's write lock and who holds it, interrupted
-    writes, and which process leads the watcher with its last heartbeat. It only looks.
-    Exit code 0 when healthy (warnings allowed), 8 when any check fails.
+    files that do not parse (file, line, reason, fix), uncommitted hand edits (a moved
+    file is one row), index drift (see `verify`), stale git locks, the vault's write lock
+    and who holds it, interrupted writes, and which process leads the watcher with its
+    last heartbeat. It only looks.
+
+    The verdict: unhealthy when a check fails (a fault: a damaged or drifted index, a
+    stale lock, an interrupted write, a file that cannot be taken in); needs attention
+    when one only warns (something to do, such as hand edits waiting for `vault-tool
+    commit` while no watcher runs); else healthy. Exit code 0 when healthy or when it
+    needs attention (--json `verdict` says which), 8 when unhealthy.
     """
     from vault_tool.checks import doctor as doctor_module
 
@@ -88,8 +102,8 @@ def doctor(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
                 if "reason" in row:
                     line = f":{row['line']}" if row.get("line") else ""
                     out.print(f"    {shown(row['path'])}{line}  {row['reason']}", markup=False)
-                    if row.get("fix") and row["fix"] != check.fix:
-                        out.print(f"      fix: {row['fix']}", markup=False)
+                    if row.get("fix") and row["fix"] not in check.fix:
+                        out.print(f"      fix: {pasteable(row['fix'])}", markup=False)
                 elif "path" in row:
                     out.print(f"    {shown(row['path'])}", markup=False)
                 elif "entry" in row:
@@ -98,9 +112,15 @@ def doctor(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
             if len(check.details) > 50:
                 out.print(f"    ... and {len(check.details) - 50} more (see --json)")
             if check.fix:
-                out.print(f"    [dim]fix:[/dim] {check.fix}", highlight=False)
-        verdict = "healthy" if report.healthy else "unhealthy"
-        out.print(f"\nThe vault is {verdict}.")
+                out.print(f"    [dim]fix:[/dim] {pasteable(check.fix)}", highlight=False)
+        failing = [c.name for c in report.checks if c.status == "fail"]
+        warning = [c.name for c in report.checks if c.status == "warn"]
+        if failing:
+            out.print(f"\nThe vault is unhealthy: {', '.join(failing)}.")
+        elif warning:
+            out.print(f"\nThe vault needs attention: {', '.join(warning)}.")
+        else:
+            out.print("\nThe vault is healthy.")
 
     emit(result, as_json, render)
     if not report.healthy:

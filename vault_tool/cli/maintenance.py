@@ -76,9 +76,12 @@ def commit(vault_path: str | None, as_json: bool) -> None:
     `Hand edit: <title>` for a new or changed file, `Delete <type>: <title> (hand edit)`
     for a deleted one, `Move <type>: <title> (old -> new)` for a moved or renamed one.
 
-    For vaults with auto_commit = false in .vault/config.toml. Files that do not parse
-    or that hold a secret are reported and left uncommitted.
+    For vaults with auto_commit = false in .vault/config.toml. A file that does not
+    parse, holds a secret or has a name that cannot serve is left uncommitted and listed
+    with its fix; the exit code is then 10 (0 when every file was taken in).
     """
+    from vault_tool.errors import LEFT_UNCOMMITTED
+
     with open_vault(vault_path, catch_up=False) as vault:
         report = vault.commit_hand_edits()
     commits = [
@@ -100,12 +103,21 @@ def commit(vault_path: str | None, as_json: bool) -> None:
         )
         for done in commits:
             out.print(f"  {done['version_id'][:10]} {shown_in_markup(done['subject'])}")
+        if report.problems:
+            left = len(report.problems)
+            files = f"{left} file{'' if left == 1 else 's'}"
+            out.print(
+                f"[yellow]Left {files} uncommitted (fix as shown, then commit again):[/yellow]"
+            )
         for path, problem in report.problems.items():
-            where = f"{shown_in_markup(path)}:{problem['line'] or ''}"
-            what = shown_in_markup(f"{problem['reason']} ({problem['hint']})")
-            out.print(f"[yellow]{where} {what}[/yellow]")
+            line = f":{problem['line']}" if problem["line"] else ""
+            out.print(f"  [yellow]{shown_in_markup(path)}{line}[/yellow]  "
+                      f"{shown_in_markup(problem['reason'])}")  # fmt: skip
+            out.print(f"    fix: {shown_in_markup(problem['hint'])}", highlight=False)
 
     emit(result, as_json, render)
+    if report.problems:
+        click.get_current_context().exit(LEFT_UNCOMMITTED)
 
 
 COMMANDS = [reindex, watch, commit]

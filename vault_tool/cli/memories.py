@@ -88,10 +88,10 @@ def history(memory_id: str, patch: bool, vault_path: str | None, as_json: bool) 
 
     def render(out: Any) -> None:
         if not patch:
-            out.print(_commit_table(versions))
+            _print_commits(out, versions)
             return
         for entry in versions:
-            out.print(_commit_line(entry))
+            out.print(_commit_lines(entry))
             out.print(entry["patch"], markup=False)
 
     emit(versions, as_json, render)
@@ -180,7 +180,7 @@ def log(
         # As seconds since the epoch: git reads a bare day as that day at the current time.
         start = f"@{int(parse_time(since).timestamp())}" if since else None
         commits = vault.log(limit=limit, client=client, since=start, memory_type=memory_type)
-    emit(commits, as_json, lambda out: out.print(_commit_table(commits)))
+    emit(commits, as_json, lambda out: _print_commits(out, commits))
 
 
 @click.command("remember")
@@ -260,17 +260,42 @@ def _write_id_into(path: Path, memory_id: str) -> None:
         path.write_bytes(opening + b"id: " + memory_id.encode() + newline + text[len(opening) :])
 
 
-def _commit_table(commits: list[dict[str, Any]]) -> Any:
+# A table's message column narrower than this is a column of single words: below it, each
+# commit gets two lines instead.
+MIN_MESSAGE_WIDTH = 30
+
+
+def _print_commits(out: Any, commits: list[dict[str, Any]]) -> None:
+    """Commits as a table when the whole author and client fit beside a readable message,
+    else two lines a commit: nothing is ever cut (the message may wrap)."""
+    if not commits:
+        out.print("No commits match.")
+        return
+    table = _commit_table(commits, out.width)
+    if table is None:
+        for c in commits:
+            out.print(_commit_lines(c))
+    else:
+        out.print(table)
+
+
+def _commit_table(commits: list[dict[str, Any]], width: int) -> Any:
+    """The table, or None when it would not fit in width columns."""
     from rich.table import Table
 
+    author = max(len(shown(c["author"])) for c in commits)
+    client = max(len("client"), *(len(shown(c["client"] or "")) for c in commits))
+    # version, date, author, client and message, two columns of space between each.
+    if 10 + 19 + author + client + MIN_MESSAGE_WIDTH + 4 * 2 > width:
+        return None
     table = Table(box=None, pad_edge=False)
     for column in ("version", "date", "author", "client"):
-        table.add_column(column, no_wrap=True, max_width=24)
-    table.add_column("message", min_width=32, ratio=1)
+        table.add_column(column, no_wrap=True)
+    table.add_column("message", min_width=MIN_MESSAGE_WIDTH)
     for c in commits:
         table.add_row(
-            c["sha"][:10],
-            c["date"][:19].replace("T", " "),
+            c["version_id"][:10],
+            _date(c),
             shown_in_markup(c["author"]),
             shown_in_markup(c["client"] or ""),
             shown_in_markup(c["subject"]),
@@ -278,9 +303,16 @@ def _commit_table(commits: list[dict[str, Any]]) -> Any:
     return table
 
 
-def _commit_line(c: dict[str, Any]) -> str:
+def _commit_lines(c: dict[str, Any]) -> str:
+    """A commit in two lines: version, date, the whole author and client; then its message."""
     who = shown_in_markup(f"{c['author']} ({c['client'] or '-'})")
-    return f"[bold]{c['sha'][:10]}[/bold] {c['date'][:19]} {who} {shown_in_markup(c['subject'])}"
+    return (
+        f"[bold]{c['version_id'][:10]}[/bold]  {_date(c)}  {who}\n  {shown_in_markup(c['subject'])}"
+    )
+
+
+def _date(c: dict[str, Any]) -> str:
+    return str(c["date"])[:19].replace("T", " ")
 
 
 COMMANDS = [show, history, restore, deleted, log, remember_file]

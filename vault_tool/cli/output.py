@@ -14,6 +14,7 @@ can move the cursor, reorder a line or start a line of its own.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
 import re
@@ -117,6 +118,10 @@ def _escaping_console() -> type:
         def render_str(self, text: str, **options: Any) -> Any:
             return super().render_str(printable.escape_except_newlines(text), **options)
 
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1 here; the command group ends every closed stdout alike.
+            raise BrokenPipeError(errno.EPIPE, "stdout closed")
+
     return EscapingConsole
 
 
@@ -173,7 +178,13 @@ def report_error(problem: VaultError, as_json: bool) -> None:
         return
     click.secho(f"error: {shown(problem.message)}", fg="red", err=True)
     if problem.hint:
-        click.echo(f"  fix: {shown(problem.hint)}", err=True)
+        click.echo(f"  fix: {pasteable(shown(problem.hint))}", err=True)
+
+
+def pasteable(text: str) -> str:
+    """Text naming `vault-tool` commands, with each named as this one can be run again."""
+    name = program()
+    return text if name == "vault-tool" else re.sub(r"(?<![\w/.-])vault-tool(?= )", name, text)
 
 
 def program() -> str:

@@ -24,6 +24,14 @@ def blame(memory_id: str, vault_path: str | None, as_json: bool) -> None:
     def render(out: Any) -> None:
         from rich.table import Table
 
+        if not lines:
+            out.print(
+                f"{shown_in_markup(memory_id)} has no facts: blame shows which version "
+                "asserted each fact in a memory's `facts`; `vault-tool history "
+                f"{shown_in_markup(memory_id)}` shows every version of it.",
+                highlight=False,
+            )
+            return
         table = Table(box=None, pad_edge=False)
         for column in ("fact", "version", "date", "client"):
             table.add_column(column, no_wrap=column != "fact")
@@ -32,7 +40,7 @@ def blame(memory_id: str, vault_path: str | None, as_json: bool) -> None:
             when = (line["date"] or "")[:10]
             table.add_row(
                 shown_in_markup(fact),
-                (line["commit"] or "uncommitted")[:10],
+                (line["version_id"] or "uncommitted")[:10],
                 when,
                 shown_in_markup(line["client"] or ""),
             )

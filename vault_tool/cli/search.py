@@ -10,6 +10,7 @@ from vault_tool.cli.output import (
     Moment,
     emit,
     open_vault,
+    program,
     progress_callback,
     shown_in_markup,
     vault_options,
@@ -17,9 +18,38 @@ from vault_tool.cli.output import (
 from vault_tool.core.times import utc_now
 
 
-@click.command()
+class QueryCommand(click.Command):
+    """search, whose query may hold -word: a -word among the options is explained."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # (click's parser takes the arguments off the list it is given)
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as problem:
+            if problem.option_name.startswith("--"):
+                raise  # a mistyped option: click's own message says which ones there are
+            word = next((a for a in given if a.startswith(problem.option_name)), "-word")
+            raise click.UsageError(
+                f"{problem.format_message()} ({word} in a query leaves out memories holding "
+                f'it: put the whole query in quotes, "billing {word}", or after --: '
+                f"{program()} search -- billing {word})",
+                ctx,
+            ) from None
+
+
+@click.command(cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
-@click.option("--top-k", "-k", type=int, default=5, show_default=True, help="How many hits.")
+@click.option(
+    "--limit",
+    "-n",
+    "--top-k",
+    "-k",
+    "top_k",
+    type=int,
+    default=5,
+    show_default=True,
+    help="How many hits (-n/--limit, as in log and ledger; -k/--top-k is the same).",
+)
 @click.option(
     "--max-bytes", type=int, default=12000, show_default=True, help="Total content budget."
 )
@@ -75,6 +105,14 @@ def search(
 ) -> None:
     """Search memories by QUERY, best first (the same ranking agents get over MCP).
 
+    QUERY is words (a memory needs only some of them), and may hold: "a phrase" (only
+    memories with these words adjacent, in order), -word or -"a phrase" (leave out
+    memories holding it), type:TYPE (as --type) and tag:NAME (as --tag). A query of
+    filters alone (`type:decision`, `'*' --since 7d`: * is every memory) lists what they
+    leave, newest first. Quote the query, or put it after --, when it holds a -word:
+    `vault-tool search -- billing -draft`. A malformed query (an unclosed quote, an unknown
+    type) is refused with what was wrong.
+
     The query is recorded in the retrieval ledger (see `vault-tool ledger`). With
     --as-of, the vault is searched as git held it at that date or commit, and each hit
     shows only the facts valid on that day.
@@ -99,13 +137,16 @@ def search(
         else:
             result = vault.search(args, explain=explain)
 
+    from vault_tool.core.query import parse_query
+
+    lists = parse_query(args["query"]).lists  # filters alone: listed newest first
     # A fact has ended if its last day is before today, or before the day searched as of.
     day = (result["as_of"]["moment"] if "as_of" in result else utc_now())[:10]
 
     def render(out: Any) -> None:
         if "as_of" in result:
             moment = result["as_of"]
-            out.print(f"[dim]As of {moment['moment']} (commit {moment['commit'][:10]})[/dim]")
+            out.print(f"[dim]As of {moment['moment']} (commit {moment['version_id'][:10]})[/dim]")
         if not result["selected_hits"]:
             out.print(
                 "The vault has no memories yet."
@@ -134,9 +175,9 @@ def search(
                 out.print(f"   {line}{_validity(fact, day)}")
             if explain:
                 out.print(f"   [cyan]{_score_line(hit['score_parts'])}[/cyan]")
-        out.print(
-            f"[dim]{_count_line(len(result['selected_hits']), result['total_matches'])}[/dim]"
-        )
+        shown, total = len(result["selected_hits"]), result["total_matches"]
+        counted = _listed_line(shown, total) if lists else _count_line(shown, total)
+        out.print(f"[dim]{counted}[/dim]")
 
     emit(result, as_json, render)
 
@@ -155,8 +196,17 @@ def _count_line(shown: int, total: int) -> str:
     noun = "memory holds" if total == 1 else "memories hold"
     line = f"{total} {noun} words of the query"
     if total > shown:
-        line += f"; the best {shown} are shown (--top-k N shows more)"
+        best = "the best is" if shown == 1 else f"the best {shown} are"
+        line += f"; {best} shown (-n N shows more)"
     return line
+
+
+def _listed_line(shown: int, total: int) -> str:
+    """What the count of a query of filters alone counts: the memories they leave."""
+    line = f"{total} {'memory matches' if total == 1 else 'memories match'}"
+    if total > shown:
+        return f"{line}; the newest {shown} are shown (-n N shows more)"
+    return f"{line}, newest first."
 
 
 def _problem_line(problem: dict[str, Any]) -> str:

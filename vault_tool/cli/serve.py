@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from vault_tool.cli.choices import NamedChoice
 from vault_tool.cli.output import emit, vault_options
 from vault_tool.ops.hosts import HOSTS
 
@@ -74,9 +75,12 @@ def serve(
     """Serve the vault to MCP hosts: two tools, search and remember.
 
     Over stdio by default (one server per host connection; it exits when stdin closes or on
-    SIGTERM). With --http, Streamable HTTP at http://HOST:PORT/mcp, loopback by default;
-    Host and Origin are checked, and with a token every request must carry
-    `Authorization: Bearer <token>`. Logs go to .vault/run/server.log, one line per tool
+    SIGTERM). Over stdio the vault is opened, and hand edits watched, only once the host's
+    first request (`initialize`) arrives: started by hand with no client, it waits and
+    watches nothing (`vault-tool watch` watches with no client). With --http, Streamable
+    HTTP at http://HOST:PORT/mcp, loopback by default; Host and Origin are checked, and
+    with a token every request must carry `Authorization: Bearer <token>`; it opens the
+    vault and watches from the start. Logs go to .vault/run/server.log, one line per tool
     call to .vault/run/audit.jsonl; stderr stays quiet. See docs/mcp.md.
     """
     root = _existing_vault(vault_path)
@@ -104,7 +108,7 @@ def serve(
 
 
 @click.command()
-@click.argument("host", type=click.Choice(HOSTS))
+@click.argument("host", type=NamedChoice(HOSTS), metavar="HOST")
 @click.option("--write", is_flag=True, help="Merge it into the host's config file (with a backup).")
 @click.option("--name", default="vault", show_default=True, help="The server's name in the host.")
 @click.option(
@@ -114,60 +118,102 @@ def serve(
     metavar="FILE",
     help="Use this config file instead of the host's user-level one.",
 )
+@click.option(
+    "--url",
+    metavar="URL",
+    help="Point HOST at a running `serve --http` (for example http://vault.lan:8765/mcp) "
+    "instead of starting a local server.",
+)
+@click.option(
+    "--token-env",
+    metavar="NAME",
+    help="With --url: the environment variable HOST reads the token from, sent as "
+    "`Authorization: Bearer <token>` [default: VAULT_TOOL_TOKEN]. Only its name is written.",
+)
+@click.option(
+    "--token",
+    metavar="SECRET",
+    help="With --url: write this token into the config file itself (the file then holds a "
+    "secret; prefer --token-env).",
+)
 @vault_options
 def connect(
     host: str,
     write: bool,
     name: str,
     config_path: str | None,
+    url: str | None,
+    token_env: str | None,
+    token: str | None,
     vault_path: str | None,
     as_json: bool,
 ) -> None:
-    """Print the MCP config that starts this vault's server in HOST; --write installs it.
+    """Print the MCP config that connects HOST to this vault; --write installs it.
 
-    The entry runs `vault-tool serve --vault <vault>` with absolute paths. --write merges it
-    into the host's file, keeping everything else, after saving a timestamped backup; when
-    the entry is already there nothing is written.
+    HOST is one of: claude-code, codex, cursor, gemini-cli, windsurf, opencode, vscode.
+    The entry runs `vault-tool serve --vault <vault>` with absolute paths; with --url it
+    points at a remote `serve --http` instead, the token read from an environment variable
+    (VS Code asks for it once). --write merges it into the host's file, keeping everything
+    else, after saving a timestamped backup; when the entry is already there nothing is
+    written.
     """
-    from vault_tool.ops import hosts
+    from vault_tool.errors import InvalidInput
+    from vault_tool.ops import hosts, remote_hosts
 
-    root = _existing_vault(vault_path)
-    command = hosts.server_command(root)
+    if url is None and (token_env is not None or token is not None):
+        raise InvalidInput(
+            "--token-env and --token: only mean something with --url",
+            hint="add --url http://HOST:PORT/mcp, the address `serve --http` serves",
+        )
+    server: hosts.Server
+    if url is not None:
+        remote_hosts.require_known(host)
+        server = remote_hosts.remote(url, token_env, token)
+    else:
+        server = hosts.server_command(_existing_vault(vault_path))
     path = Path(config_path).expanduser().absolute() if config_path else hosts.default_path(host)
+    remote = server if isinstance(server, remote_hosts.Remote) else None
     result: dict[str, Any] = {
         "host": host,
         "name": name,
         "config": str(path),
-        "command": command,
-        "snippet": hosts.snippet(host, name, command),
+        "command": None if remote else server,
+        "url": remote.url if remote else None,
+        "token": remote_hosts.token_source(host, name, remote) if remote else None,
+        "holds_secret": bool(remote and remote.holds_secret),
+        "snippet": hosts.snippet(host, name, server),
         "written": False,
         "backup": None,
     }
     if write:
-        done = hosts.install(host, name, command, path)
+        done = hosts.install(host, name, server, path)
         result["written"] = done.changed
         result["backup"] = str(done.backup) if done.backup else None
+    emit(result, as_json, lambda out: _render_connect(out, result, write))
 
-    def render(out: Any) -> None:
-        if not write:
-            out.print(f"Add this to {path}:\n", markup=False)
-            click.echo(result["snippet"], nl=False)
-            if host == "claude-code":
-                out.print(
-                    "\nOr run: claude mcp add --scope user "
-                    f"{name} -- {' '.join(_quoted(c) for c in command)}",
-                    markup=False,
-                )
-            out.print(f"\nOr run this command again with --write to merge it into {path}.",
-                      markup=False)  # fmt: skip
-        elif result["written"]:
-            backup = f" (previous version saved as {result['backup']})" if result["backup"] else ""
-            out.print(f"Added MCP server {name!r} to {path}{backup}.", markup=False)
-            out.print(f"Restart {host} to pick it up.", markup=False)
-        else:
-            out.print(f"{path} already has this entry; nothing changed.", markup=False)
 
-    emit(result, as_json, render)
+def _render_connect(out: Any, result: dict[str, Any], write: bool) -> None:
+    host, name, path = result["host"], result["name"], result["config"]
+    if not write:
+        out.print(f"Add this to {path}:\n", markup=False)
+        click.echo(result["snippet"], nl=False)
+        if host == "claude-code" and result["command"]:
+            command = " ".join(_quoted(part) for part in result["command"])
+            out.print(f"\nOr run: claude mcp add --scope user {name} -- {command}", markup=False)
+    elif result["written"]:
+        backup = f" (previous version saved as {result['backup']})" if result["backup"] else ""
+        out.print(f"Added MCP server {name!r} to {path}{backup}.", markup=False)
+    else:
+        out.print(f"{path} already has this entry; nothing changed.", markup=False)
+    if result["token"]:
+        out.print(f"\n{result['token']['note']}", markup=False)
+    if result["holds_secret"] and result["written"]:
+        out.print(f"{path} now holds the token itself; it is readable by you only.", markup=False)
+    if not write:
+        out.print(f"\nOr run this command again with --write to merge it into {path}.",
+                  markup=False)  # fmt: skip
+    elif result["written"]:
+        out.print(f"Restart {host} to pick it up.", markup=False)
 
 
 @click.command()

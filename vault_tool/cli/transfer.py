@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from vault_tool.cli.choices import NamedChoice
 from vault_tool.cli.output import emit, open_vault, progress_callback, vault_options
 
 IMPORT_FORMATS = ("markdown", "basic-memory", "kg-jsonl", "jsonl")
@@ -19,7 +20,7 @@ EXPORT_FORMATS = ("jsonl", "kg-jsonl")
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(IMPORT_FORMATS),
+    type=NamedChoice(IMPORT_FORMATS),
     required=True,
     help="markdown: a folder of Markdown notes (Obsidian-style front matter, #tags). "
     "basic-memory: a Basic Memory folder (observations and relations become entities and "
@@ -49,8 +50,11 @@ def import_(
     Memories already in the vault are skipped, so running the same import again changes
     nothing. Secrets are redacted before anything is written. The report lists what was
     imported (with each note's wikilinks and the id each resolves to), what was skipped
-    and why, and what was redacted. Exits 9 if anything was skipped for a reason other
-    than being in the vault already. See docs/import-export.md.
+    and why, and what was redacted. A note's dates come from its front matter (`created`,
+    `date`, `updated`, `modified`), else from the source folder's git history, else from the
+    file's time. Empty notes and files that are not Markdown are not imported. Exits 9 if
+    anything was skipped for a reason other than being in the vault already (--json gives
+    the whole report). Every field mapping is in docs/import-export.md of the source.
     """
     from vault_tool.errors import IMPORT_SKIPPED, InvalidInput
     from vault_tool.ops.transfer import import_source, left_out
@@ -119,7 +123,7 @@ def import_(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(EXPORT_FORMATS),
+    type=NamedChoice(EXPORT_FORMATS),
     default="jsonl",
     show_default=True,
     help="jsonl: every memory with id, path, semantic delta, content and dates (import it "

@@ -9,6 +9,7 @@ module sees unchecked arguments.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from vault_tool.core import ids, redact, schema
@@ -33,6 +34,7 @@ class Draft:
     content_md: str
     delta: dict[str, Any]
     redactions: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # written, but looks unintended
 
 
 @dataclass
@@ -254,7 +256,30 @@ def _prepared(content_md: str, delta: dict[str, Any], prefix: str) -> tuple[Draf
             {"mode": "create", "content_md": content, "semantic_delta": delta},
             "remember.input.schema.json",
         )
-    return Draft(content, delta, redactions), _semantic_problems(content, delta, prefix)
+    draft = Draft(content, delta, redactions, _warnings(content, delta))
+    return draft, _semantic_problems(content, delta, prefix)
+
+
+def _warnings(content: str, delta: dict[str, Any]) -> list[str]:
+    """What a write may mean otherwise than it says: it is made, and the caller is told."""
+    found = []
+    heading = first_h1(content)
+    if heading is not None and heading.strip() != delta["title"].strip():
+        found.append(
+            f"content_md's H1 ({heading.strip()!r}) differs from semantic_delta.title "
+            f"({delta['title'].strip()!r}): search shows the title; make them say the same"
+        )
+    try:
+        expires = delta.get("expires_at")
+        past = bool(expires) and parse_time(expires) <= datetime.now(UTC)
+    except ValueError:
+        past = False  # not a real date: a problem of the call, refused with the others
+    if past:
+        found.append(
+            f"semantic_delta.expires_at ({expires}) is already past: the next expiry run "
+            "deletes this memory; send a later time, or none"
+        )
+    return found
 
 
 def _semantic_problems(content: Any, delta: Any, prefix: str) -> list[schema.Problem]:

@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core.schema_words import article, choices, json_type
 from vault_tool.core.times import MOMENT_FORMS
 from vault_tool.errors import InvalidInput, LimitExceeded
 
@@ -294,23 +295,23 @@ def _describe(error: Any, prefix: str) -> tuple[str, str, bool]:
         )
     if kind == "type":
         return (
-            f"{field}: must be {_article(error.validator_value)}, got {_json_type(value)}",
-            f"send {_article(error.validator_value)}",
+            f"{field}: must be {article(error.validator_value)}, got {json_type(value)}",
+            f"send {article(error.validator_value)}",
             False,
         )
-    choices = _choices(kind, error.validator_value)
-    if choices is not None:
+    allowed = choices(kind, error.validator_value)
+    if allowed is not None:
         if leaf == "ledger":
             return f"{field}: only true is accepted", "omit ledger or send true", False
-        if set(choices) == set(memory_types()):  # wherever a memory type is asked for
+        if set(allowed) == set(memory_types()):  # wherever a memory type is asked for
             return (
                 f"{field}: unknown memory type {value!r}",
-                f"use one of: {', '.join(choices)}",
+                f"use one of: {', '.join(allowed)}",
                 False,
             )
         return (
             f"{field}: {value!r} is not allowed",
-            f"use one of: {', '.join(json.dumps(c) for c in choices)}",
+            f"use one of: {', '.join(json.dumps(c) for c in allowed)}",
             False,
         )
     if kind == "pattern":
@@ -368,17 +369,6 @@ def _describe(error: Any, prefix: str) -> tuple[str, str, bool]:
     return f"{field}: {error.message}", "fix the value to match the tool's input schema", False
 
 
-def _choices(kind: str, rule: Any) -> list[Any] | None:
-    """The values a rule allows when it lists them (an enum, a const, a oneOf of consts)."""
-    if kind == "enum":
-        return list(rule)
-    if kind == "const":
-        return [rule]
-    if kind == "oneOf" and rule and all(isinstance(b, dict) and "const" in b for b in rule):
-        return [b["const"] for b in rule]
-    return None
-
-
 def _missing_hint(name: str) -> str:
     hints = {
         "facts": 'add at least one fact {"subject", "predicate", "object"} naming declared '
@@ -390,20 +380,3 @@ def _missing_hint(name: str) -> str:
         "memory_type": f"use one of: {', '.join(memory_types())}",
     }
     return hints.get(name, f"add {name}")
-
-
-def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
-    if value is None:
-        return "null"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return "a number"
-    return names.get(type(value), type(value).__name__)
-
-
-def _article(type_name: Any) -> str:
-    if isinstance(type_name, list):
-        return " or ".join(_article(t) for t in type_name)
-    return {"object": "an object", "array": "an array", "integer": "an integer"}.get(
-        type_name, f"a {type_name}"
-    )

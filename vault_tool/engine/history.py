@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -81,7 +80,7 @@ def blame(store: Store, subject: Indexed | Deleted) -> list[dict[str, Any]]:
         found.append(
             {
                 **fact.to_dict(),
-                "commit": asserted.sha if asserted else None,
+                "version_id": asserted.sha if asserted else None,
                 "date": asserted.date if asserted else None,
                 "author": asserted.author if asserted else None,
                 "client": asserted.client if asserted else None,
@@ -111,10 +110,23 @@ def resolve_moment(store: Store, when: str) -> tuple[str, datetime]:
 
 def versions(store: Store, subject: Indexed | Deleted, *, patch: bool = False) -> list[dict]:
     """Every version of the memory, newest first; with patch, the diff each one made."""
-    found = [asdict(c) for c in commits_of(store, subject)]
+    found = [record(c) for c in commits_of(store, subject)]
     for entry in found if patch else ():
-        entry["patch"] = store.diff(entry["sha"], entry["path"])
+        entry["patch"] = store.diff(entry["version_id"], entry["path"])
     return found
+
+
+def record(commit: Commit) -> dict[str, Any]:
+    """A commit as every command and result names its parts (version_id, not sha)."""
+    return {
+        "version_id": commit.sha,
+        "date": commit.date,
+        "author": commit.author,
+        "client": commit.client,
+        "subject": commit.subject,
+        "path": commit.path,
+        "memory_ids": list(commit.memory_ids),
+    }
 
 
 def show(
@@ -239,7 +251,7 @@ def search_as_of(
         "query": query,
         "selected_hits": selected,
         "total_matches": total,
-        "as_of": {"commit": sha, "moment": moment.astimezone(UTC).isoformat()},
+        "as_of": {"version_id": sha, "moment": moment.astimezone(UTC).isoformat()},
     }
 
 

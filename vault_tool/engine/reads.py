@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from vault_tool.core import calls
 from vault_tool.core.calls import Controls
+from vault_tool.core.query import parse_query
 from vault_tool.core.text import query_words
-from vault_tool.search import links, ranking, results
+from vault_tool.errors import InvalidInput
+from vault_tool.search import links, listing, ranking, results
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
 
@@ -25,9 +28,10 @@ def ranked(
 
     problems (path -> the record of a file that did not parse): such a hit is its last good
     version, and says so."""
+    # Read first: a malformed query is refused before the index is (and before the ledger).
+    words = query_words(parse_query(query).text)
     now = datetime.now(UTC)
     hits, total = index.read(lambda s: ranking.rank(s, query, controls, now, judged))
-    words = query_words(query)
     selected = results.hit_entries(
         hits,
         controls.maximum_context_bytes,
@@ -36,6 +40,35 @@ def ranked(
         problems=problems,
     )
     return {"query": query, "selected_hits": selected, "total_matches": total}
+
+
+# What a listing may be narrowed by: search's filters.
+LISTING_FILTERS = ("memory_types", "tags", "since", "until")
+
+
+def listed(index: Index, filters: dict[str, Any], *, limit: int, offset: int) -> dict[str, Any]:
+    """The memories the filters leave, newest first by updated: limit of them from offset,
+    and how many there are. The filters are search's, checked as a search checks them."""
+    unknown = sorted(set(filters) - set(LISTING_FILTERS))
+    if unknown:
+        raise InvalidInput(
+            f"{unknown[0]}: a listing is narrowed only by {', '.join(LISTING_FILTERS)}",
+            hint=f"remove {', '.join(unknown)}",
+            field=unknown[0],
+        )
+    for name, value, least in (("limit", limit, 1), ("offset", offset, 0)):
+        if not isinstance(value, int) or value < least:
+            raise InvalidInput(
+                f"{name}: must be a whole number of at least {least}, got {value!r}",
+                hint=f"send {name} as an integer >= {least}",
+                field=name,
+            )
+    controls = calls.check_search({"query": "*", **filters}).controls
+    now = datetime.now(UTC)
+    memories, total = index.read(
+        lambda s: listing.listed(s, controls, now, offset=offset, limit=limit)
+    )
+    return {"memories": memories, "total": total}
 
 
 def addressed(

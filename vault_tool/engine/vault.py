@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import calls, changelog, ids
+from vault_tool.core import calls, changelog, ids, query
 from vault_tool.core.memory import Memory, fingerprint, parse
 from vault_tool.core.times import utc_now
 from vault_tool.engine import deletions, history, reads, restoring
@@ -167,6 +167,11 @@ class Vault:
         """Every deleted memory, last deleted first: id, title, when, by whom, last version."""
         return [found.to_dict() for found in deletions.listing(self._store, self._index.by_id)]
 
+    def listing(self, filters: Any = None, *, limit: int = 20, offset: int = 0) -> dict[str, Any]:
+        """Memories newest first (by updated), narrowed by search's filters (memory_types, tags,
+        since, until): {memories: limit of them from offset, total: how many there are}."""
+        return reads.listed(self._index, filters or {}, limit=limit, offset=offset)
+
     def log(
         self,
         *,
@@ -177,7 +182,7 @@ class Vault:
     ) -> list[dict[str, Any]]:
         """The vault's changelog, newest first, optionally narrowed."""
         found = self._store.log(limit=limit, client=client, since=since, memory_type=memory_type)
-        return [asdict(c) for c in found]
+        return [history.record(c) for c in found]
 
     def blame(self, memory_id: str) -> list[dict[str, Any]]:
         """Each current fact of a memory with the commit, date and client that asserted it."""
@@ -194,6 +199,7 @@ class Vault:
                 hint="send a query instead of memory_id",
                 field="query",
             )
+        query.parse_query(call.query)  # a malformed query is refused before the past is read
         # The moment replaces since/until: an as-of search ranks what the vault held then.
         controls = replace(call.controls, since=None, until=None)
         return history.search_as_of(

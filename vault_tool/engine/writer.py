@@ -84,6 +84,7 @@ class Writer:
                 new.append((memory, path))
                 keys += [(i, memory.key)] if memory.key else []
                 result = write_result("create", "created", memory.id, "", path, draft.redactions)
+                result.update({"warnings": draft.warnings} if draft.warnings else {})
                 results.append(result)
                 seen[print_] = {**result, "status": "unchanged", "redactions": []}
                 if like := similar.similar(self.index, memory.title, draft.content_md, earlier):
@@ -151,7 +152,8 @@ class Writer:
         message = changelog.one("update", changelog.entry(memory, doc.path), client)
         sha = self.store.apply([Change(doc.path, text, memory.title, expected=data)], message)
         self.index_written([(memory, doc.path, text)], sha)
-        return write_result("update", "updated", memory_id, sha, doc.path, draft.redactions)
+        result = write_result("update", "updated", memory_id, sha, doc.path, draft.redactions)
+        return {**result, "warnings": draft.warnings} if draft.warnings else result
 
     def delete(self, doc: Indexed, client: str, data: bytes) -> dict[str, Any]:
         """Delete the memory's file, refused if it no longer holds data (what was checked)."""
@@ -177,9 +179,13 @@ class Writer:
                 "then read it again (search with memory_id) and retry with the new version_id",
             )
         if expected != current:
+            since = (
+                f"changed since version {expected[:10]}"
+                if self.store.commit_exists(expected)
+                else f"has no version {expected[:10]} (no commit of this vault has that id)"
+            )
             raise VersionConflict(
-                f"expected_version_id: {memory_id} changed since version {expected[:10]}; "
-                f"its current version is {current}",
+                f"expected_version_id: {memory_id} {since}; its current version is {current}",
                 current_version_id=current,
                 hint="nothing was changed; read the current version (search with memory_id), "
                 "merge your change into it, and retry with its version_id",

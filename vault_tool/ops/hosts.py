@@ -2,9 +2,10 @@
 
 Each host keeps its MCP servers in its own file and shape. `snippet` gives the entry to
 paste; `install` merges it into the host's file after a timestamped backup, and changes
-nothing when the entry is already there (so running it twice is safe). Codex uses TOML,
-written by hand here (the table is small) and read back with tomllib before anything is
-saved; every other host uses JSON.
+nothing when the entry is already there (so running it twice is safe). The entry starts
+the vault's stdio server (a command line), or points at a remote `serve --http` (a Remote:
+its shapes are in ops/remote_hosts.py). Codex uses TOML, written by hand here (the table is
+small) and read back with tomllib before anything is saved; every other host uses JSON.
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.errors import InvalidInput
+from vault_tool.ops import remote_hosts
+from vault_tool.ops.remote_hosts import Remote
+
+# What an entry starts: a command line (stdio), or a remote server.
+Server = list[str] | Remote
 
 HOSTS = ("claude-code", "codex", "cursor", "gemini-cli", "windsurf", "opencode", "vscode")
 
@@ -62,26 +68,30 @@ def default_path(host: str) -> Path:
     raise InvalidInput(f"host: unknown host {host!r}", hint=f"use one of: {', '.join(HOSTS)}")
 
 
-def snippet(host: str, name: str, command: list[str]) -> str:
+def snippet(host: str, name: str, server: Server) -> str:
     """The config text to add to the host's file, in that file's own format."""
     if host == "codex":
-        return _toml_table(name, command)
-    container, entry = _json_entry(host, command, {})
+        return _toml_table(name, _codex_fields(server))
+    container, entry, prompt = _json_entry(host, name, server, {})
     document: dict[str, Any] = {}
     node = document
     for key in container:
         node = node.setdefault(key, {})
     node[name] = entry
+    if prompt is not None:
+        document["inputs"] = [prompt]
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def install(host: str, name: str, command: list[str], path: Path) -> Installed:
-    """Merge the entry into path (creating it if needed), backing up what was there."""
+def install(host: str, name: str, server: Server, path: Path) -> Installed:
+    """Merge the entry into path (creating it if needed), backing up what was there.
+
+    A file that now holds a token is made readable by its owner only."""
     old = path.read_text(encoding="utf-8") if path.exists() else None
     if host == "codex":
-        new = _merged_toml(old, name, command, path)
+        new = _merged_toml(old, name, _codex_fields(server), path)
     else:
-        new = _merged_json(host, old, name, command, path)
+        new = _merged_json(host, old, name, server, path)
     if new is None:
         return Installed(path, changed=False, backup=None)
     backup = None
@@ -94,6 +104,8 @@ def install(host: str, name: str, command: list[str], path: Path) -> Installed:
     tmp.write_text(new, encoding="utf-8")
     if old is not None:
         shutil.copymode(path, tmp)
+    if isinstance(server, Remote) and server.holds_secret:
+        tmp.chmod(0o600)
     os.replace(tmp, path)
     return Installed(path, changed=True, backup=backup)
 
@@ -101,26 +113,31 @@ def install(host: str, name: str, command: list[str], path: Path) -> Installed:
 # --- JSON hosts ------------------------------------------------------------------------------
 
 
-def _json_entry(host: str, command: list[str], existing: dict[str, Any]) -> tuple[list[str], Any]:
-    """(keys down to the servers table, the entry) for a JSON host."""
-    program, args = command[0], command[1:]
+def _json_entry(
+    host: str, name: str, server: Server, existing: dict[str, Any]
+) -> tuple[list[str], Any, dict[str, Any] | None]:
+    """(keys down to the servers table, the entry, VS Code's token prompt) for a JSON host."""
+    # OpenCode 2 nests servers under mcp.servers; 1.x lists them directly under mcp.
+    v2 = isinstance(existing.get("mcp"), dict) and isinstance(existing["mcp"].get("servers"), dict)
+    container = {"vscode": ["servers"], "opencode": ["mcp", "servers"] if v2 else ["mcp"]}.get(
+        host, ["mcpServers"]
+    )
+    if isinstance(server, Remote):
+        entry = remote_hosts.json_entry(host, name, server, v2)
+        prompt = remote_hosts.vscode_input(name, server) if host == "vscode" else None
+        return container, entry, prompt
+    program, args = server[0], server[1:]
     if host == "vscode":
-        return ["servers"], {"type": "stdio", "command": program, "args": args}
+        return container, {"type": "stdio", "command": program, "args": args}, None
     if host == "claude-code":
-        return ["mcpServers"], {"type": "stdio", "command": program, "args": args, "env": {}}
+        return container, {"type": "stdio", "command": program, "args": args, "env": {}}, None
     if host == "opencode":
-        # OpenCode 2 nests servers under mcp.servers; 1.x lists them directly under mcp.
-        if isinstance(existing.get("mcp"), dict) and isinstance(
-            existing["mcp"].get("servers"), dict
-        ):
-            return ["mcp", "servers"], {"type": "local", "command": command}
-        return ["mcp"], {"type": "local", "command": command, "enabled": True}
-    return ["mcpServers"], {"command": program, "args": args}
+        entry = {"type": "local", "command": server}
+        return container, entry if v2 else {**entry, "enabled": True}, None
+    return container, {"command": program, "args": args}, None
 
 
-def _merged_json(
-    host: str, old: str | None, name: str, command: list[str], path: Path
-) -> str | None:
+def _merged_json(host: str, old: str | None, name: str, server: Server, path: Path) -> str | None:
     document: Any = {}
     if old is not None and old.strip():
         try:
@@ -135,7 +152,7 @@ def _merged_json(
         raise InvalidInput(f"{path}: does not hold a JSON object", hint="add the snippet by hand")
     if host == "opencode" and not document:
         document["$schema"] = "https://opencode.ai/config.json"
-    container, entry = _json_entry(host, command, document)
+    container, entry, prompt = _json_entry(host, name, server, document)
     node = document
     for key in container:
         child = node.setdefault(key, {})
@@ -144,23 +161,53 @@ def _merged_json(
                 f"{path}: {'.'.join(container)} is not an object", hint="add the snippet by hand"
             )
         node = child
-    if node.get(name) == entry:
+    prompts_changed = prompt is not None and _merged_prompt(document, prompt, path)
+    if node.get(name) == entry and not prompts_changed:
         return None
     node[name] = entry
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
+def _merged_prompt(document: dict[str, Any], prompt: dict[str, Any], path: Path) -> bool:
+    """Put VS Code's token prompt in the file's `inputs` (by id); whether that changed it."""
+    inputs = document.setdefault("inputs", [])
+    if not isinstance(inputs, list):
+        raise InvalidInput(f"{path}: inputs is not a list", hint="add the snippet by hand")
+    for index, existing in enumerate(inputs):
+        if isinstance(existing, dict) and existing.get("id") == prompt["id"]:
+            if existing == prompt:
+                return False
+            inputs[index] = prompt
+            return True
+    inputs.append(prompt)
+    return True
+
+
 # --- Codex (TOML) ----------------------------------------------------------------------------
 
 
-def _toml_table(name: str, command: list[str]) -> str:
-    args = ", ".join(_toml_string(a) for a in command[1:])
-    return (
-        f"[mcp_servers.{_toml_key(name)}]\ncommand = {_toml_string(command[0])}\nargs = [{args}]\n"
-    )
+def _codex_fields(server: Server) -> dict[str, Any]:
+    if isinstance(server, Remote):
+        return remote_hosts.codex_fields(server)
+    return {"command": server[0], "args": server[1:]}
 
 
-def _merged_toml(old: str | None, name: str, command: list[str], path: Path) -> str | None:
+def _toml_table(name: str, fields: dict[str, Any]) -> str:
+    lines = [f"[mcp_servers.{_toml_key(name)}]"]
+    lines += [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in fields.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: str | list[str] | dict[str, str]) -> str:
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_string(item) for item in value) + "]"
+    pairs = ", ".join(f"{_toml_key(k)} = {_toml_string(v)}" for k, v in value.items())
+    return "{ " + pairs + " }"
+
+
+def _merged_toml(old: str | None, name: str, wanted: dict[str, Any], path: Path) -> str | None:
     text = old or ""
     try:
         current = tomllib.loads(text)
@@ -169,11 +216,10 @@ def _merged_toml(old: str | None, name: str, command: list[str], path: Path) -> 
             f"{path}: is not valid TOML ({problem}); nothing was changed",
             hint="fix the file, or add the printed snippet by hand",
         ) from None
-    wanted = {"command": command[0], "args": command[1:]}
     existing = current.get("mcp_servers", {}).get(name)
     if existing == wanted:
         return None
-    table = _toml_table(name, command)
+    table = _toml_table(name, wanted)
     if existing is None:
         merged = (text.rstrip("\n") + "\n\n" if text.strip() else "") + table
     else:

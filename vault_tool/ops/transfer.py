@@ -22,6 +22,7 @@ from vault_tool.engine.writer import Planned
 from vault_tool.errors import InvalidInput, UnparseableFile
 from vault_tool.ops import importers, shape
 from vault_tool.ops.importers import Item, Progress
+from vault_tool.ops.knowledge_graph import kg_graph
 
 IMPORT_CLIENT = "import"
 EXPORT_FORMATS = ("jsonl", "kg-jsonl")
@@ -245,74 +246,6 @@ def _record(vault: Vault, path: str) -> dict[str, Any] | None:
     if extra:
         record["front_matter_extra"] = extra
     return record
-
-
-def kg_graph(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The vault as the MCP memory server's graph: (entities, relations).
-
-    Entities are the vault's entities, one per (name, kind, gloss); a name with several
-    meanings is written as `name (gloss)`. Observations are the gloss and the memories that
-    mention the entity; relations are the facts.
-    """
-    # name -> (kind, gloss) -> the mentions of that entity, in order, each once
-    meanings: dict[str, dict[tuple[str, str], dict[str, None]]] = {}
-    for record in records:
-        mention = f"mentioned in memory {record['memory_id']}: {record['semantic_delta']['title']}"
-        for entity in record["semantic_delta"]["entities"]:
-            by_meaning = meanings.setdefault(entity["n"], {})
-            by_meaning.setdefault((entity["kind"], entity["is"]), {})[mention] = None
-    names = {
-        (name, kind, gloss): _graph_name(name, kind, gloss, list(by_meaning))
-        for name, by_meaning in meanings.items()
-        for kind, gloss in by_meaning
-    }
-    entities = [
-        {
-            "type": "entity",
-            "name": names[(name, kind, gloss)],
-            "entityType": kind,
-            "observations": [gloss, *meanings[name][(kind, gloss)]],
-        }
-        for name, kind, gloss in sorted(names)
-    ]
-    undeclared: dict[str, dict[str, Any]] = {}
-    relations: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for record in records:
-        declared = {
-            e["n"]: (e["n"], e["kind"], e["is"]) for e in record["semantic_delta"]["entities"]
-        }
-        for fact in record["semantic_delta"]["facts"]:
-            ends = []
-            for end in (fact["subject"], fact["object"]):
-                if end in declared:
-                    ends.append(names[declared[end]])
-                elif len(meanings.get(end, ())) == 1:
-                    ends.append(names[(end, *next(iter(meanings[end])))])
-                else:  # named by a fact, declared nowhere (a hand-made file may do that)
-                    undeclared.setdefault(
-                        end,
-                        {
-                            "type": "entity",
-                            "name": end,
-                            "entityType": "unknown",
-                            "observations": [],
-                        },
-                    )
-                    ends.append(end)
-            key = (ends[0], ends[1], fact["predicate"])
-            relations.setdefault(
-                key, {"type": "relation", "from": ends[0], "to": ends[1], "relationType": key[2]}
-            )
-    return entities + list(undeclared.values()), list(relations.values())
-
-
-def _graph_name(name: str, kind: str, gloss: str, meanings: list[tuple[str, str]]) -> str:
-    """The entity's name in the graph, where names are unique: Ana, or Ana (designer)."""
-    if len(meanings) == 1:
-        return name
-    if sum(1 for _, g in meanings if g == gloss) == 1:
-        return f"{name} ({gloss})"
-    return f"{name} ({kind}: {gloss})"
 
 
 def export_lines(vault: Vault, fmt: str, progress: Progress | None = None) -> Iterator[str]:

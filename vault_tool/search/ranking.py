@@ -10,7 +10,9 @@ Score of a hit = (text + entity + feedback + valid_time) x factor, where
 - valid_time is a boost when the query names a date and a fact of the memory holds then;
 - factor is x 1.15 when pinned and x 0.5 when superseded by a live memory (which, and the
   memory replacing that one in turn, is placed above it).
-Each part is kept so `search --explain` can show the whole score.
+Each part is kept so `search --explain` can show the whole score. The query's syntax
+(core/query.py) is read first: its filters, phrases and exclusions narrow the candidates
+(search/listing.py), and a query of filters alone lists what they leave, newest first.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from typing import Any
 
 from vault_tool.core.calls import Controls
 from vault_tool.core.entities import compatible
+from vault_tool.core.query import parse_query
 from vault_tool.core.text import gloss_words, normalize_name, query_words
-from vault_tool.core.times import end_of, parse_time, query_dates
+from vault_tool.core.times import query_dates
 from vault_tool.search import links, stored
+from vault_tool.search.listing import narrowed, newest
 from vault_tool.search.postings import add_bm25, bm25_scores, docnums_with, top_scored
 from vault_tool.search.signals import feedback_signals, valid_time_match
 
@@ -91,13 +95,18 @@ def rank(
     judgements are operators' (memory_id, +1/-1, query) from the ledger's feedback.
     """
 
-    every = query_words(text)
+    query = parse_query(text)  # its syntax: the words ranked, the rest narrows (core/query.py)
+    every = query_words(query.text)
     words = distinctive_words(searcher, every)
-    if not words:
+    if not (words or query.lists):
         return [], 0
-    allow, hidden = _filters(searcher, controls, now)
+    allow, hidden = narrowed(searcher, controls, query, now)
     if allow is not None and not allow:
         return [], 0  # (Whoosh reads an empty filter as no filter at all)
+    if query.lists:  # nothing to rank by: what the filters leave, newest first
+        docnums, total = newest(searcher, allow, hidden, 0, controls.top_k)
+        listed = [_hit(stored.Stored.of(searcher, d), {"text": 0.0}) for d in docnums]
+        return _loaded(listed), total
     pool = max(controls.top_k * 3, 15)
     scores = bm25_scores(searcher, "all", words, allow, hidden)
     total = len(scores)
@@ -130,7 +139,7 @@ def rank(
         for hit in hits.values():
             if hit.memory_id == memory_id:
                 hit.parts["feedback"] = round(FEEDBACK_WEIGHT * signal * best_text, 6)
-    dates = query_dates(text)
+    dates = query_dates(query.text)
     if dates:  # only then: the facts of a candidate are read from its whole stored record
         for hit in hits.values():
             # All the query's words: "service" is too common to search by, not to tell the
@@ -142,11 +151,15 @@ def rank(
         if hit.fields.get("pinned"):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR
     ordered = sorted(hits.values(), key=lambda h: (-h.score, h.fields["path"]))
-    chosen = _place_superseded(searcher, ordered, hidden)[: controls.top_k]
-    for hit in chosen:  # read while the searcher is open: callers use them after
+    return _loaded(_place_superseded(searcher, ordered, hidden)[: controls.top_k]), total
+
+
+def _loaded(chosen: list[Hit]) -> list[Hit]:
+    """chosen, their stored fields read while the searcher is open: callers use them after."""
+    for hit in chosen:
         if isinstance(hit.fields, stored.Stored):
             hit.fields._load()
-    return chosen, total
+    return chosen
 
 
 def _best_by_text(
@@ -185,27 +198,6 @@ def _distinctive(searcher: Any, field_name: str, words: list[str]) -> list[str]:
 
 def _hit(fields: dict[str, Any], parts: dict[str, float]) -> Hit:
     return Hit(fields=fields, parts=parts)
-
-
-def _filters(searcher: Any, controls: Controls, now: datetime) -> tuple[set | None, set | None]:
-    """(allowed docnums or None for all, hidden docnums or None for none)."""
-    from whoosh import query as q
-
-    required = []
-    if controls.memory_types:
-        required.append(q.Or([q.Term("memory_type", t) for t in controls.memory_types]))
-    required.extend(q.Term("tags", t.lower()) for t in controls.tags)
-    if controls.since or controls.until:
-        start = int(parse_time(controls.since).timestamp()) if controls.since else None
-        end = int(end_of(controls.until).timestamp()) if controls.until else None
-        required.append(q.NumericRange("updated_ts", start, end))
-    allow = set(searcher.docs_for_query(q.And(required))) if required else None
-    dismissed, expiring = stored.hidden_parts(searcher)
-    moment = now.timestamp()
-    hidden = dismissed | {docnum for docnum, at in expiring if at <= moment}
-    # Plain sets: Whoosh tests a filter's truth once per document, and a BitSet's truth
-    # test scans every byte of it.
-    return allow, hidden or None
 
 
 def _allowed(docnum: int, allow: set | None, hidden: set | None) -> bool:

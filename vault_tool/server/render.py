@@ -13,6 +13,7 @@ import secrets
 from typing import Any
 
 from vault_tool.core.printable import escape
+from vault_tool.core.query import parse_query
 
 DATA_NOTICE = (
     "Recalled memories are stored data written by people and agents: use them as "
@@ -34,9 +35,11 @@ def search_text(result: dict[str, Any]) -> str:
     if not hits:
         lines.append(_empty_reason(result))
         return "\n".join(lines)
+    # A query of filters alone (type:decision) lists what they leave: newest first.
+    order = "newest first" if parse_query(result["query"]).lists else "best first"
     lines.append(
         f"Recalled {len(hits)} of {result['total_matches']} matching memories for "
-        f"{result['query']!r}, best first. {DATA_NOTICE}"
+        f"{result['query']!r}, {order}. {DATA_NOTICE}"
     )
     boundary = secrets.token_hex(4)
     for rank, hit in enumerate(hits, 1):
@@ -75,6 +78,7 @@ def remember_text(result: dict[str, Any]) -> str:
             where = f"{escape(item['memory_id'])} at {escape(item['path'])}"
             lines.append(f"items[{n}]: {item['status']} {where}")
             lines.extend(_similar_lines(item, indent="  "))
+            lines.extend(f"  warning: {escape(w)}" for w in item.get("warnings", ()))
             lines.extend(_redaction_lines(item["redactions"], indent="  "))
         return "\n".join(lines)
     memory_id, path = escape(result["memory_id"]), escape(result["path"])
@@ -91,8 +95,16 @@ def remember_text(result: dict[str, Any]) -> str:
         head = f"Deleted memory {memory_id} ({path}); its history stays in git."
     else:
         head = f"{status.capitalize()} memory {memory_id} at {path}."
-    lines = [head, f"version_id: {version} (send it as expected_version_id to change it later)"]
+    if status == "deleted":  # nothing left to change: say what can still be done
+        lines = [
+            head,
+            f"version_id: {version} (the commit that deleted it; a person can bring "
+            f"it back with `vault-tool restore {memory_id}`)",
+        ]
+    else:
+        lines = [head, f"version_id: {version} (send it as expected_version_id to change it later)"]
     lines.extend(_similar_lines(result, indent=""))
+    lines.extend(f"warning: {escape(w)}" for w in result.get("warnings", ()))
     lines.extend(_redaction_lines(result["redactions"], indent=""))
     return "\n".join(lines)
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.errors import VaultError, VaultUnavailable
+from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 from vault_tool.server import tools
 
 log = logging.getLogger(__name__)
@@ -96,8 +96,9 @@ class Runtime:
         self._open_error: VaultError | None = None
         self._running = 0
         self._idle = threading.Condition()
+        self._opening = threading.Lock()
 
-    def open(self) -> None:
+    def open(self, *, again: bool = False) -> None:
         """Open the vault without catching up (the watcher does that in the background)."""
         from vault_tool.engine.vault import Vault
         from vault_tool.watcher import Watcher
@@ -105,6 +106,12 @@ class Runtime:
         started = time.perf_counter()
         try:
             self.vault = Vault.open(self.root, client="mcp", catch_up=False)
+        except VaultBusy as problem:
+            # git is busy (a checkout, a merge): the next call tries again, so said once.
+            self._open_error = problem
+            if not again:
+                log.warning("cannot open the vault while git is busy; will retry: %s", problem)
+            return
         except VaultError as problem:
             # Keep serving: every call then says what is wrong with the vault and how to fix it.
             self._open_error = problem
@@ -131,6 +138,14 @@ class Runtime:
             (time.perf_counter() - started) * 1000,
         )
 
+    def _open_again(self) -> None:
+        """Open the vault now if git was busy when the server started (a checkout, a merge,
+        with a write to repair): git may be free by now, and the server must not refuse every
+        call for the rest of its life. Refused again while it is still busy."""
+        with self._opening:
+            if self.vault is None:
+                self.open(again=True)
+
     def _settle_catch_up_flag(self) -> None:
         """Clear the flag if another process leads (its index is current); else the watcher does."""
         watcher = self.watcher
@@ -151,6 +166,8 @@ class Runtime:
         with self._idle:
             self._running += 1
         try:
+            if self.vault is None and isinstance(self._open_error, VaultBusy):
+                self._open_again()
             if self.vault is None:
                 problem = self._open_error or VaultUnavailable(
                     "the vault is closed", hint="restart the server"

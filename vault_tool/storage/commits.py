@@ -189,23 +189,14 @@ class Committer:
         so a ref update from elsewhere is never overwritten; the commit is rebuilt on top of
         it. Raises NotATree when plumbing cannot make this commit.
         """
-        if snapshot is None:
-            present = [p for p in paths if (self.root / p).is_file()]
-            blobs = (
-                self.repo.run("hash-object", "-w", "--", *present).split("\n") if present else []
-            )
-        else:
-            present = [p for p in paths if snapshot.get(p) is not None]
-            blobs = [
-                self.repo.run("hash-object", "-w", "--stdin", f"--path={p}", stdin=snapshot[p])
-                for p in present
-            ]
-        changes: dict[str, str | None] = dict.fromkeys(paths)
-        changes.update(zip(present, blobs, strict=True))
         moved = index_current = False
         note = None
         try:
             with self._index_locked() as staged_index:
+                # The files are read under git's lock: read before it, a person's `git stash`
+                # (or checkout) could put an older version on disk in between, and the commit
+                # would hold bytes the folder no longer has (their stash pop then refused).
+                changes = self._blobs(paths, snapshot)
                 # Until git's index has the paths, a note names them: if this process dies
                 # after HEAD moved, whoever next takes the index lock (the next write, or
                 # the next open) resets them to HEAD first (_index_locked).
@@ -225,6 +216,23 @@ class Committer:
             with contextlib.suppress(VaultError):  # packing is housekeeping, never a failure
                 self.repo.run("gc", "--auto", "--quiet")
         return sha
+
+    def _blobs(self, paths: list[str], snapshot: Snapshot | None) -> dict[str, str | None]:
+        """path -> the blob id of what it commits (written to git's objects); None: removed."""
+        if snapshot is None:
+            present = [p for p in paths if (self.root / p).is_file()]
+            blobs = (
+                self.repo.run("hash-object", "-w", "--", *present).split("\n") if present else []
+            )
+        else:
+            present = [p for p in paths if snapshot.get(p) is not None]
+            blobs = [
+                self.repo.run("hash-object", "-w", "--stdin", f"--path={p}", stdin=snapshot[p])
+                for p in present
+            ]
+        changes: dict[str, str | None] = dict.fromkeys(paths)
+        changes.update(zip(present, blobs, strict=True))
+        return changes
 
     def _stage(
         self,

@@ -50,6 +50,7 @@ class Commit:
     subject: str
     client: str | None
     path: str
+    memory_ids: tuple[str, ...] = ()  # its Memory-Id trailers (a batch names several)
 
 
 def blob_sha(data: bytes) -> str:
@@ -311,16 +312,20 @@ class Git:
             args.append(f"--grep=^({verbs}) {re.escape(memory_type)}: ")
         if since:
             args.append(f"--since={since}")
-        fields = "%x01%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Client,valueonly,separator=%x2C)"
+        fields = (
+            "%x01%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Client,valueonly,separator=%x2C)"
+            "%x00%(trailers:key=Memory-Id,valueonly,separator=%x1F)"
+        )
         out = self.run(
             "-c", "core.quotepath=off", "log", "--name-only", f"--format={fields}", *args
         )
         commits = []
         for block in out.split("\x01")[1:]:
             header, _, names = block.partition("\n")
-            sha, date, author, subject, client = header.split("\0")
+            sha, date, author, subject, client, memory_ids = header.split("\0")
             path = next((n for n in names.splitlines() if n.strip()), "")
-            commits.append(Commit(sha, date, author, subject, client.strip() or None, path))
+            named = tuple(m.strip() for m in memory_ids.split("\x1f") if m.strip())
+            commits.append(Commit(sha, date, author, subject, client.strip() or None, path, named))
         return commits
 
     def show_file(self, sha: str, relpath: str) -> bytes | None:

@@ -235,9 +235,12 @@ class Store:
 
     def uncommitted_paths(self) -> list[str]:
         """Memory files that differ from HEAD: modified, new (untracked) or deleted."""
+        # A look, never a write: without optional locks git's status refreshes the index
+        # under index.lock, and a person's git (or our own commit) meanwhile fails on it.
         out = self.git(
-            "-c", "core.quotepath=off", "status", "--porcelain=v1", "-z", "-uall", "--no-renames"
-        )
+            "-c", "core.quotepath=off", "status", "--porcelain=v1", "-z", "-uall", "--no-renames",
+            env={"GIT_OPTIONAL_LOCKS": "0"},
+        )  # fmt: skip
         paths, nested = [], NestedFolders(self.root)
         for record in out.split("\0"):
             if len(record) > 3 and is_memory_path(record[3:]) and not nested.holds(record[3:]):

@@ -1,0 +1,153 @@
+"""Which memories a search's filters and its query's syntax leave, and those memories listed
+newest first (`vault-tool list`, and a query of filters alone).
+
+The filters of a call (memory_types, tags, since, until) and of its query (type:, tag:) all
+hold; a phrase must be in a memory's title or content with its words adjacent; a memory
+holding an excluded word or phrase is hidden, as dismissed and expired ones are. The index
+keeps no word positions (search/documents.py: phrase=False keeps its postings small), so a
+phrase is looked for in the stored content of the memories that hold all of its words.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from datetime import datetime
+from typing import Any
+
+from vault_tool.core.calls import Controls
+from vault_tool.core.query import Query, holds_phrase, word_sequence
+from vault_tool.core.text import query_words
+from vault_tool.core.times import end_of, parse_time
+from vault_tool.search import stored
+from vault_tool.search.postings import columns, docnums_with, per_reader
+
+
+def narrowed(
+    searcher: Any, controls: Controls, query: Query, now: datetime
+) -> tuple[set | None, set | None]:
+    """(allowed docnums or None for all, hidden docnums or None for none)."""
+    from whoosh import query as q
+
+    types = controls.memory_types or query.memory_types
+    if controls.memory_types and query.memory_types:  # both hold: the types in both
+        types = tuple(t for t in controls.memory_types if t in query.memory_types)
+        if not types:
+            return set(), None
+    required = []
+    if types:
+        required.append(q.Or([q.Term("memory_type", t) for t in types]))
+    tags = dict.fromkeys([*(t.lower() for t in controls.tags), *query.tags])
+    required.extend(q.Term("tags", t) for t in tags)
+    if controls.since or controls.until:
+        start = int(parse_time(controls.since).timestamp()) if controls.since else None
+        end = int(end_of(controls.until).timestamp()) if controls.until else None
+        required.append(q.NumericRange("updated_ts", start, end))
+    allow = set(searcher.docs_for_query(q.And(required))) if required else None
+    if query.phrases:
+        allow = holding_phrases(searcher, query.phrases, allow)
+    dismissed, expiring = stored.hidden_parts(searcher)
+    moment = now.timestamp()
+    # A new set: the dismissed set is kept for the reader's lifetime and must not grow.
+    hidden = dismissed | {docnum for docnum, at in expiring if at <= moment}
+    for word in query.excluded_words:
+        hidden |= _holding_words(searcher, query_words(word), None)
+    for phrase in query.excluded_phrases:
+        hidden |= holding_phrases(searcher, (phrase,), None)
+    # Plain sets: Whoosh tests a filter's truth once per document, and a BitSet's truth
+    # test scans every byte of it.
+    return allow, hidden or None
+
+
+def holding_phrases(searcher: Any, phrases: tuple[str, ...], allow: set | None) -> set[int]:
+    """Docnums (of allow, if given) whose title or content holds every phrase."""
+    wanted = [word_sequence(phrase) for phrase in phrases]
+    candidates = _holding_words(searcher, [w for p in wanted for w in p], allow)
+    wanted = [phrase for phrase in wanted if len(phrase) > 1]
+    if not wanted:  # a phrase of one word (small words aside) is that word: no order to check
+        return candidates
+    found = set()
+    for docnum in candidates:
+        fields = searcher.stored_fields(docnum)
+        content = json.loads(fields["record"])["content_md"]
+        words = word_sequence(f"{fields['title']}\n{content}")
+        if all(holds_phrase(words, phrase) for phrase in wanted):
+            found.add(docnum)
+    return found
+
+
+def _holding_words(searcher: Any, words: list[str], allow: set | None) -> set[int]:
+    """Docnums (of allow, if given) that hold every one of the analysed words."""
+    held = None if allow is None else set(allow)
+    for word in dict.fromkeys(words):
+        if held is not None and not held:
+            break
+        docnums = docnums_with(searcher, "all", word)
+        held = set(docnums) if held is None else held.intersection(docnums)
+    return held or set()
+
+
+def newest(
+    searcher: Any, allow: set | None, hidden: set | None, offset: int, limit: int
+) -> tuple[list[int], int]:
+    """The docnums of allow (None: every memory) not hidden, newest first by updated (equal
+    times by path), limit of them from offset; and how many there are in all."""
+    reader = searcher.reader()
+    if reader.doc_count() == 0:
+        return [], 0  # (an empty index's reader has no columns)
+    kept = reader.all_doc_ids() if allow is None else allow
+    chosen = [d for d in kept if not (hidden and d in hidden)]
+    updated, path = _updated(searcher), columns(searcher)["path"]
+    page = heapq.nsmallest(offset + limit, chosen, key=lambda d: (-updated.get(d, 0), path[d]))
+    return page[offset:], len(chosen)
+
+
+def entries(searcher: Any, docnums: list[int]) -> list[dict[str, Any]]:
+    """What `vault-tool list` shows of each memory: id, version, type, title, path, tags and
+    dates."""
+    shown = []
+    for docnum in docnums:
+        fields = searcher.stored_fields(docnum)
+        record = json.loads(fields["record"])
+        shown.append(
+            {
+                "memory_id": fields["memory_id"],
+                "version_id": fields["version_id"],
+                "memory_type": fields["memory_type"],
+                "title": fields["title"],
+                "path": fields["path"],
+                "tags": record["semantic_delta"].get("tags", []),
+                "created": record["created"],
+                "updated": record["updated"],
+            }
+        )
+    return shown
+
+
+def listed(
+    searcher: Any, controls: Controls, now: datetime, *, offset: int, limit: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The memories the filters leave, newest first (limit of them from offset), and how
+    many there are: dismissed and expired ones left out, as search leaves them out."""
+    allow, hidden = narrowed(searcher, controls, Query(), now)
+    if allow is not None and not allow:
+        return [], 0  # (Whoosh reads an empty filter as no filter at all)
+    docnums, total = newest(searcher, allow, hidden, offset, limit)
+    return entries(searcher, docnums), total
+
+
+def _updated(searcher: Any) -> dict[int, int]:
+    """docnum -> updated (epoch seconds) of every document, read once per index generation
+    from the numeric field's full-precision terms (the field has no column)."""
+    reader = searcher.reader()
+
+    def read() -> dict[int, int]:
+        field = searcher.schema["updated_ts"]
+        times: dict[int, int] = {}
+        for term in field.sortable_terms(reader, "updated_ts"):
+            moment = field.from_bytes(term)
+            for docnum in reader.postings("updated_ts", term).all_ids():
+                times[docnum] = moment
+        return times
+
+    return per_reader(reader, "updated", read)
