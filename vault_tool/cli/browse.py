@@ -6,7 +6,14 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.output import Moment, emit, open_vault, shown_in_markup, vault_options
+from vault_tool.cli.output import (
+    Moment,
+    emit,
+    filter_arguments,
+    open_vault,
+    shown_in_markup,
+    vault_options,
+)
 
 
 @click.command("list")
@@ -90,14 +97,7 @@ def list_memories(
             "(`vault-tool show ID` shows its last version, tags and all)"
         )
     filters: dict[str, Any] = {}
-    for name, value in (
-        ("memory_types", list(memory_types)),
-        ("tags", list(tags)),
-        ("since", since),
-        ("until", until),
-    ):
-        if value:
-            filters[name] = value
+    filters.update(filter_arguments(memory_types, tags, since, until))
     with open_vault(vault_path) as vault:
         if deleted:
             found = _deleted(vault, filters)

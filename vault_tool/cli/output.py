@@ -200,3 +200,16 @@ def program() -> str:
     if found and Path(found).resolve() == started.resolve():
         return "vault-tool"
     return shlex.quote(str(started))
+
+
+def filter_arguments(
+    memory_types: tuple[str, ...], tags: tuple[str, ...], since: str | None, until: str | None
+) -> dict[str, Any]:
+    """The --type/--tag/--since/--until options as search's arguments (only those given)."""
+    given = {
+        "memory_types": list(memory_types),
+        "tags": list(tags),
+        "since": since,
+        "until": until,
+    }
+    return {name: value for name, value in given.items() if value}

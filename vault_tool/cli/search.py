@@ -9,6 +9,7 @@ import click
 from vault_tool.cli.output import (
     Moment,
     emit,
+    filter_arguments,
     open_vault,
     program,
     progress_callback,
@@ -122,14 +123,7 @@ def search(
         "top_k": top_k,
         "maximum_context_bytes": max_bytes,
     }
-    for name, value in (
-        ("memory_types", list(memory_types)),
-        ("tags", list(tags)),
-        ("since", since),
-        ("until", until),
-    ):
-        if value:
-            args[name] = value
+    args.update(filter_arguments(memory_types, tags, since, until))
     with open_vault(vault_path) as vault:
         if as_of:
             progress = progress_callback("Reading the vault as it was")
