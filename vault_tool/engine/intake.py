@@ -152,9 +152,9 @@ class Intake:
         bulk = len(paths) >= BULK_DOCUMENTS and (os.cpu_count() or 1) > 1
         with self.store.write_lock(), self.index.writer(bulk=bulk) as writer:
             # Versions are read under the lock: a writer that was mid-way has committed.
-            versions = self._versions_of(set(paths))
-            head = self.store.head_sha() if paths else ""
             committed = self.store.head_blobs() if paths else {}
+            versions = self._versions_of(set(paths), committed)
+            head = self.store.head_sha() if paths else ""
             for path in removed:
                 writer.delete_by_term("path", path)
                 problems.pop(path, None)
@@ -281,14 +281,17 @@ class Intake:
                 ))  # fmt: skip
                 report.indexed.append(path)
 
-    def _versions_of(self, paths: set[str]) -> dict[str, str]:
+    def _versions_of(
+        self, paths: set[str], committed: dict[str, str] | None = None
+    ) -> dict[str, str]:
         """path -> last commit that changed it; files git has never seen are left out.
 
         A file that was never committed has no version of its own: it reports HEAD.
+        committed: HEAD's blobs, when the caller has read them already (one `git ls-tree`).
         """
         if not paths:
             return {}
-        tracked = paths & set(self.store.head_blobs())
+        tracked = paths & set(self.store.head_blobs() if committed is None else committed)
         return self.store.last_commits(tracked)
 
     def take_in_offline_changes(self, progress: Progress | None = None) -> SyncReport:
