@@ -296,3 +296,24 @@ def test_misses_while_another_process_refills_the_index_are_busy_not_gone(filled
             assert_busy_rebuilding(lambda: other.search({"memory_id": unknown}))
         with pytest.raises(NotFound):
             other.search({"memory_id": unknown})
+
+
+@pytest.mark.parametrize("also_run_folder", [False, True], ids=["index", "index-and-run"])
+def test_an_index_another_process_made_empty_is_busy_until_it_is_filled(
+    filled: Path, also_run_folder: bool
+):
+    # `git clean -xfd` removes the index (and .vault/run with its markers); the next process
+    # to open the vault makes an empty index, then fills it. Until it is filled, a miss in
+    # any process is "being rebuilt", never "no memory has id".
+    with Vault.open(filled) as vault:
+        made = wombat(vault)
+    with Vault.open(filled) as other:
+        shutil.rmtree(filled / ".vault" / "index")
+        if also_run_folder:
+            shutil.rmtree(filled / ".vault" / "run")
+        with Vault.open(filled, catch_up=False) as opening:
+            assert_busy_rebuilding(lambda: other.search({"memory_id": made["memory_id"]}))
+            opening.catch_up()
+            found = other.search({"memory_id": made["memory_id"]})
+            assert found["version_id"] == made["version_id"]
+            assert "index_catching_up" not in other.search({"query": "wombat"})

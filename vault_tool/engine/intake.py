@@ -91,6 +91,14 @@ class Intake:
             replace_text(self.index.dir / HEAD_RECORD, head)
         return report
 
+    def filled(self) -> bool:
+        """Whether a catch-up has read the whole folder into this index since it was made.
+
+        An index is made empty (the first open after `git clean -xfd` removed it, a rebuild,
+        a reindex) and then filled by that process's catch-up; until then every process's
+        miss means "not read yet", not "gone"."""
+        return (self.index.dir / HEAD_RECORD).exists()
+
     def _committed_since_last_catch_up(self, head: str, candidates: set[str]) -> list[str]:
         """Indexed files whose bytes did not change but whose version did.
 

@@ -69,12 +69,18 @@ class Recovery:
         answer "being rebuilt" (elsewhere()), not "no memory has id"."""
         marker = self._intake.store.run_dir / REBUILD_MARKER
         with contextlib.suppress(OSError):
+            marker.parent.mkdir(parents=True, exist_ok=True)  # `git clean -xfd` removes it
             marker.write_text(str(os.getpid()))
         try:
             yield
         finally:
             with contextlib.suppress(OSError):
                 marker.unlink()
+
+    def refilling(self) -> bool:
+        """Whether the index may lack files it will hold: a rebuild here or elsewhere, or an
+        index made empty (by any process) that no catch-up has filled yet."""
+        return self.running or self.elsewhere() or not self._intake.filled()
 
     def elsewhere(self) -> bool:
         """Whether a live process (this one included) is refilling the index from empty."""

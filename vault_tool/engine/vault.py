@@ -40,9 +40,7 @@ class Vault:
         self._intake = Intake(store, index)
         self._writer = Writer(store, index)
         self._recovery = Recovery(self._intake, index)  # rebuilds the index if it is damaged
-        index.behind = lambda: (
-            self.catching_up or self._recovery.running or self._recovery.elsewhere()
-        )
+        index.behind = lambda: self.catching_up or self._recovery.refilling()
         self.client = clean_client(client)
         self.root = store.root
         # True while a background catch-up runs: searches then say they may miss changes.

@@ -1,0 +1,357 @@
+"""Every speed target at one size, on the vaults people have, each beside its floor.
+
+    python -m bench.targets --count N [--queries 200] [--writes 50] [--edits 20]
+
+The vault is a person's notes folder (bench.notes: no ids, a third without front matter,
+a Zipfian vocabulary) made a vault in place by `vault-tool init`, as a new user does. A
+second vault, the stress corpus (bench.stress: every word recurs), is searched too. Each
+figure is printed beside its target and beside a floor measured in the same run, on the
+same machine, under the same load:
+
+- `vault-tool reindex` beside reading every note's bytes once;
+- spawn -> `tools/list` and spawn -> first search beside spawning a bare Python;
+- search over stdio (the official MCP client) beside an MCP ping round trip, and in the
+  server (the audit log's own duration of each call) beside the same queries through
+  bm25s in-process;
+- remember create / update / 20-item batch beside a bare `git hash-object` + `update-ref`;
+- hand edit -> searchable beside the watcher's quiet period;
+- the tools/list payload (characters, and tokens estimated as characters / 4), the
+  client's output-schema validation per result, and the server's peak memory.
+
+Each call's stages (from the audit log's `stages_ms`) are printed as a breakdown, and the
+part between the client and the server's own duration as "transport". Writes
+bench/results/targets-N.json; bench.report puts the targets table in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.adopt import read_every_note
+from bench.mcp_speed import cli_reindex
+from bench.mcp_start import one_run
+from bench.measure import load_average, summary, table, write_results
+from bench.notes import vocabulary, write_notes
+from bench.speed import note_args, update_args
+from bench.target_limits import TARGETS
+
+SERVE = [sys.executable, "-m", "vault_tool", "serve"]
+ENV_NAMES = ("HOME", "PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "LANG", "TMPDIR")
+
+
+def make_vault(path: Path, count: int, corpus: str) -> None:
+    """A notes folder of count files, made a vault in place with `vault-tool init`."""
+    if corpus == "stress":
+        from bench.stress import write_stress
+
+        write_stress(path, count)
+    else:
+        write_notes(path, count, git=True)
+    subprocess.run(
+        [sys.executable, "-m", "vault_tool", "init", str(path)],
+        check=True,
+        capture_output=True,
+    )
+
+
+def queries(count: int, rng: random.Random, n: int) -> list[str]:
+    """Searches of one to three words drawn from the notes' own vocabulary, common and rare."""
+    words = vocabulary(max(2000, count // 2), random.Random(7))
+    common, rare = words[:200], words[200:]
+    return [
+        " ".join(
+            rng.choice(common if rng.random() < 0.5 else rare) for _ in range(rng.randint(1, 3))
+        )
+        for _ in range(n)
+    ]
+
+
+def timed_process(command: list[str], cwd: Path | None = None, stdin: bytes = b"") -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, input=stdin, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def git_write_floor(vault: Path, runs: int) -> list[float]:
+    """The least a write that is a git commit can cost: one object hashed, one ref moved."""
+    times = []
+    for n in range(runs):
+        started = time.perf_counter()
+        blob = subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=vault,
+            input=f"floor {n}\n".encode(),
+            check=True,
+            capture_output=True,
+        ).stdout.strip()
+        subprocess.run(
+            ["git", "update-ref", "refs/bench/floor", blob.decode()],
+            cwd=vault,
+            check=True,
+            capture_output=True,
+        )
+        times.append(time.perf_counter() - started)
+    subprocess.run(["git", "update-ref", "-d", "refs/bench/floor"], cwd=vault, check=True)
+    return times
+
+
+def bm25s_floor(vault: Path, asked: list[str]) -> list[float] | None:
+    """The same queries through bm25s in-process over the same files; None without bm25s."""
+    try:
+        from bench.quality import Bm25s
+
+        reference = Bm25s(vault)
+    except ImportError:
+        return None
+    reference.index()
+    times = []
+    for query in asked:
+        started = time.perf_counter()
+        reference.search(query, 5)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def audit_rows(vault: Path) -> list[dict[str, Any]]:
+    audit = vault / ".vault" / "run" / "audit.jsonl"
+    return [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
+
+
+def stage_breakdown(rows: list[dict[str, Any]], client_ms: list[float]) -> dict[str, float]:
+    """Median milliseconds of each stage over rows, and the transport (client minus server)."""
+    names = sorted({name for row in rows for name in row.get("stages_ms", {})})
+    breakdown = {
+        name: round(statistics.median(row.get("stages_ms", {}).get(name, 0.0) for row in rows), 2)
+        for name in names
+    }
+    server = [row["ms"] for row in rows]
+    breakdown["in_server"] = round(statistics.median(server), 2)
+    if client_ms:
+        breakdown["transport"] = round(statistics.median(client_ms) - breakdown["in_server"], 2)
+    return breakdown
+
+
+async def session(vault: Path, asked: list[str], writes: int, edits: int) -> dict[str, Any]:
+    """Every figure taken through one stdio session with the official client."""
+    import mcp_types as types
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=SERVE[0],
+        args=[*SERVE[1:], "--vault", str(vault)],
+        env={n: os.environ[n] for n in ENV_NAMES if n in os.environ},
+    )
+    out: dict[str, Any] = {}
+    phases: dict[str, tuple[int, list[float]]] = {}
+
+    async def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await session.call_tool(tool, arguments)
+        if result.is_error:
+            raise RuntimeError(f"{tool} failed: {result.content}")
+        return result.structured_content
+
+    async def phase(name: str, tool: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        first = len(audit_rows(vault))
+        times, results = [], []
+        for arguments in calls:
+            started = time.perf_counter()
+            results.append(await call(tool, arguments))
+            times.append(time.perf_counter() - started)
+        out[name] = summary(times)
+        phases[name] = (first, [t * 1000 for t in times])
+        return results
+
+    with open(os.devnull, "w") as quiet:
+        async with (
+            stdio_client(params, errlog=quiet) as (read, write),
+            ClientSession(
+                read, write, client_info=types.Implementation(name="bench", version="1")
+            ) as session,
+        ):
+            await session.initialize()
+            listed = await session.list_tools()
+            wire = json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True))
+            out["tools_list_chars"] = len(wire)
+            out["tools_list_tokens_estimate"] = len(wire) // 4
+            pings = []
+            for _ in range(len(asked)):
+                started = time.perf_counter()
+                await session.send_ping()
+                pings.append(time.perf_counter() - started)
+            out["floor_ping"] = summary(pings)
+            await call("search", {"query": asked[0]})  # the first search after start is its own row
+            found = await phase("search", "search", [{"query": q, "top_k": 5} for q in asked])
+            out["client_validation"] = summary(client_validation(listed, found))
+            created = await phase(
+                "remember_create",
+                "remember",
+                [{"mode": "create", **note_args(n, "targets")} for n in range(writes)],
+            )
+            reads = [await call("search", {"memory_id": c["memory_id"]}) for c in created]
+            await phase(
+                "remember_update", "remember", [update_args(r, n) for n, r in enumerate(reads)]
+            )
+            batches = [
+                {
+                    "mode": "create",
+                    "items": [note_args(b * 20 + i, "targets batch") for i in range(20)],
+                }
+                for b in range(5)
+            ]
+            await phase("remember_batch20", "remember", batches)
+            out["hand_edit_searchable"] = summary(await hand_edits(vault, edits, call))
+            out["server_peak_rss_mb"] = server_peak_rss(vault)
+    rows = audit_rows(vault)
+    for name, (first, client_ms) in phases.items():
+        mine = [r for r in rows[first:] if r.get("tool") in ("search", "remember")][
+            : len(client_ms)
+        ]
+        out[f"{name}_stages_ms"] = stage_breakdown(mine, client_ms)
+        out[f"{name}_in_server"] = summary([r["ms"] / 1000 for r in mine])
+    return out
+
+
+def client_validation(listed: Any, results: list[dict[str, Any]]) -> list[float]:
+    """How long the official client's check of each result against the outputSchema takes
+    (a compiled validator, as the SDK caches it, and jsonschema's best_match)."""
+    from jsonschema import exceptions, validators
+
+    schema = next(t for t in listed.tools if t.name == "search").output_schema
+    validator = validators.validator_for(schema)(schema)
+    times = []
+    for result in results:
+        started = time.perf_counter()
+        exceptions.best_match(validator.iter_errors(result))
+        times.append(time.perf_counter() - started)
+    return times
+
+
+async def hand_edits(vault: Path, edits: int, call: Any) -> list[float]:
+    """A person appends a new word to a note; seconds until a search finds it."""
+    files = sorted(p for p in vault.rglob("*.md") if ".vault" not in p.parts)[:edits]
+    times = []
+    for n, file in enumerate(files):
+        word = f"zqxedit{n}"
+        started = time.perf_counter()
+        file.write_text(file.read_text(encoding="utf-8") + f"\nEdited by hand: {word}.\n")
+        while not (await call("search", {"query": word}))["selected_hits"]:
+            await asyncio.sleep(0.005)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def server_peak_rss(vault: Path) -> float | None:
+    """Peak memory (VmHWM) of this process's `vault-tool serve` child for vault, in MB."""
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text()
+            cmd = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if "serve" in cmd and str(vault) in cmd and f"PPid:\t{os.getpid()}\n" in status:
+            for line in status.splitlines():
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    return None
+
+
+def start_figures(vault: Path, runs: int) -> dict[str, Any]:
+    command = [*SERVE, "--vault", str(vault)]
+    one_run(command)  # warm the file cache and the bytecode cache
+    measured = [one_run(command) for _ in range(runs)]
+    bare = [timed_process([sys.executable, "-c", "pass"]) for _ in range(runs)]
+    return {
+        "start_to_tools_list": summary([m["tools/list"] for m in measured]),
+        "start_to_first_search": summary([m["first search"] for m in measured]),
+        "floor_python_start": summary(bare),
+    }
+
+
+def bench(count: int, n_queries: int, writes: int, edits: int, workdir: Path) -> dict[str, Any]:
+    results: dict[str, Any] = {"count": count, "load_average_start": load_average()}
+    vault = workdir / "notes"
+    make_vault(vault, count, "notes")
+    results["floor_read_notes_s"] = round(read_every_note(vault), 2)
+    results["reindex_s"] = round(cli_reindex(vault)[0], 2)
+    results.update(start_figures(vault, runs=5))
+    asked = queries(count, random.Random(1), n_queries)
+    floor = bm25s_floor(vault, asked)
+    if floor is not None:
+        results["floor_bm25s"] = summary(floor)
+    results["floor_git_write"] = summary(git_write_floor(vault, 20))
+    results["floor_quiet_period_ms"] = 300
+    results.update(asyncio.run(session(vault, asked, writes, edits)))
+    stress = workdir / "stress"
+    make_vault(stress, count, "stress")
+    stressed = asyncio.run(session(stress, queries_of_stress(n_queries), 0, 0))
+    results["stress_search"] = stressed["search"]
+    results["stress_search_in_server"] = stressed["search_in_server"]
+    results["stress_floor_ping"] = stressed["floor_ping"]
+    return results
+
+
+def queries_of_stress(n: int) -> list[str]:
+    from bench.stress import stress_queries
+
+    return stress_queries(n)
+
+
+def print_targets(results: dict[str, Any]) -> None:
+    """Each target with its limit at this size, the figure, the floor, and whether it is met."""
+    rows = []
+    for target in TARGETS:
+        figure = target.figure(results)
+        if figure is None:
+            continue
+        limit = target.limit(results)
+        floor = target.floor(results)
+        rows.append(
+            [
+                target.what,
+                f"<= {limit:g} {target.unit}",
+                f"{figure:g}",
+                "-" if floor is None else f"{floor:g}",
+                "yes" if figure <= limit else "NO",
+            ]
+        )
+    print(table(rows, [f"target at {results['count']:,}", "limit", "figure", "floor", "met"]))
+    for name in ("search", "remember_create", "remember_update", "remember_batch20"):
+        if f"{name}_stages_ms" in results:
+            stages = results[f"{name}_stages_ms"]
+            print(
+                f"{name} stages (median ms): " + ", ".join(f"{k} {v:g}" for k, v in stages.items())
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--writes", type=int, default=50)
+    parser.add_argument("--edits", type=int, default=20)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="vault-targets-"))
+    try:
+        results = bench(args.count, args.queries, args.writes, args.edits, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print_targets(results)
+    print("wrote", write_results(f"targets-{args.count}", results, args.json))
+
+
+if __name__ == "__main__":
+    main()
