@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.harness import consistency
+from tests.harness import consistency, evidence
 from tests.harness.agents import CALL_TIMEOUT, Client, Shared, env
 from tests.harness.git_hand import leader_pid, open_log_errors
 from tests.harness.git_person import ACTIONS, GitPerson
@@ -211,7 +211,7 @@ def run(
     scratch = Path(tempfile.mkdtemp(prefix="torture-"))
     before = consistency.git(vault, "rev-parse", "HEAD")
     shared.work.set()
-    started = time.monotonic()
+    started, started_wall = time.monotonic(), time.time()
     clients = [
         Client(f"agent-{k}", shared, rng.randrange(10**9), scratch).start() for k in range(SERVERS)
     ]
@@ -274,6 +274,7 @@ def run(
         "counts": dict(sorted(shared.counts.items())),
         "problem_kinds": problem_kinds(problems),
         "problems": problems,
+        "timeline": evidence.timeline(vault, shared, problems, started_wall),
     }
 
 
