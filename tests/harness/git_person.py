@@ -324,7 +324,7 @@ class GitPerson(Hands):
             os.kill(pid, signal.SIGSTOP)
             try:
                 # Frozen, it can neither take nor let go of a lock: what it holds, it keeps.
-                holds_lock = flock_holder(self.vault / ".vault" / "run" / "write.lock") == pid
+                holds_lock = flock_holder(self.vault / ".git" / "vault-tool" / "write.lock") == pid
                 self.count("leader_stops")
                 if holds_lock:
                     self.count("leader_stops_holding_write_lock")
@@ -344,7 +344,7 @@ class GitPerson(Hands):
                         not holds_lock
                         and consistency.within(committed, SETTLE_TIMEOUT, 0.1) is None
                     ):
-                        holder = flock_holder(self.vault / ".vault" / "run" / "write.lock")
+                        holder = flock_holder(self.vault / ".git" / "vault-tool" / "write.lock")
                         self.shared.problem(
                             f"{name}: {typed} not committed by the new leader (the write lock "
                             f"is held by {holder}; the frozen leader {pid} did not hold it)"

@@ -27,7 +27,7 @@ def test_a_write_after_the_run_folder_was_removed_makes_it_again(vault: Vault, v
     made = vault.remember(create_args("Staging needs the VPN"))
 
     assert made["status"] == "created"
-    assert (vault_path / ".vault" / "run" / "write.lock").exists()
+    assert (vault_path / ".git" / "vault-tool" / "write.lock").exists()
 
 
 def test_the_lock_is_exclusive_across_processes_and_reentrant_within_one(tmp_path: Path):
@@ -54,3 +54,19 @@ def test_the_lock_is_exclusive_across_processes_and_reentrant_within_one(tmp_pat
         assert other.acquire(timeout=0) is True
     finally:
         holder.kill()
+
+
+def test_a_held_lock_stays_exclusive_when_git_clean_removes_the_run_folder(vault_path: Path):
+    # `git clean -xfd` while a write holds the lock: a second writer must still wait. (A
+    # lock file that can be removed while held lets the next writer lock a new file.)
+    import pytest
+
+    from vault_tool.errors import VaultBusy
+
+    with Vault.open(vault_path) as first, Vault.open(vault_path) as second:
+        with first._store.write_lock():
+            subprocess.run(["git", "clean", "-xfdq"], cwd=vault_path, check=True)
+            with pytest.raises(VaultBusy), second._store.write_lock(timeout=0.2):
+                pass
+        with second._store.write_lock(timeout=5):
+            pass

@@ -58,7 +58,7 @@ def doctor(checkup: Checkup, progress: Progress | None = None) -> DoctorReport:
     by_kind: dict[str, list[Issue]] = {}
     for issue in found.issues:
         by_kind.setdefault(issue.kind, []).append(issue)
-    holder = activity.write_lock_holder(checkup.run_dir / "write.lock")
+    holder = activity.write_lock_holder(checkup.store.write_lock_path)
     checks = [
         _check_config(checkup),
         _check_git(checkup),

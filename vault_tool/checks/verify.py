@@ -283,7 +283,7 @@ def _half_done_writes(checkup: Checkup) -> list[Issue]:
         detail = "git's index lock was left by a git that crashed (no git process runs here)"
         issues.append(Issue("stale_git_lock", ".git/index.lock", detail))
     journal = checkup.journal()
-    if journal and not flock_held(checkup.run_dir / "write.lock"):
+    if journal and not flock_held(checkup.store.write_lock_path):
         issues += [
             Issue(
                 "interrupted_write",

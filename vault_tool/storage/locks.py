@@ -1,10 +1,12 @@
-"""The vault's write lock: an flock on .vault/run/write.lock that outlives its folder.
+"""The vault's write lock: an flock on .git/vault-tool/write.lock that outlives its folder.
 
-.vault/run is machine state a person may remove (`git clean -xfd`, `rm -r .vault/run`).
-The lock file is made again when it is missing, and a lock that was won on a file since
-removed or replaced is let go and taken again on the file now at the path: two processes
-holding flocks on two different files once named write.lock would each think it writes
-alone. The kernel drops an flock when its holder dies, so a crash never leaves it held.
+Two processes holding flocks on two different files once named write.lock would each
+think it writes alone. So the file lives in git's own folder, which `git clean -xfd`
+never touches (it removes .vault/run, machine state, where the lock once lay: a write
+holding it let the next writer lock a new file). Should it still be removed, it is made
+again when missing, and a lock won on a file since removed or replaced is let go and
+taken again on the file now at the path. The kernel drops an flock when its holder dies,
+so a crash never leaves it held.
 """
 
 from __future__ import annotations

@@ -88,7 +88,9 @@ class Store:
         self.diff = repo.diff
         self.commit_exists = repo.commit_exists
         self._journal_dir = self.run_dir / "journal"
-        self._lock = WriteLock(self.run_dir / "write.lock")
+        # In git's own folder, which `git clean -xfd` never removes (it does remove .vault/run).
+        self.write_lock_path = Path(repo.git_dir) / "vault-tool" / "write.lock"
+        self._lock = WriteLock(self.write_lock_path)
         # Threads of one process queue here before the cross-process file lock.
         self._threads = threading.RLock()
 
