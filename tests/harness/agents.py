@@ -163,7 +163,9 @@ class Shared:
             return
         if isinstance(detail, dict) and self.busy_rebuilding(detail):
             return  # never acknowledged: the agent retries later, as the answer says
-        self.problem(f"{who}: {what} refused{self.when(started)}: {code}: {detail!s:.300}")
+        text = str(detail)  # a traceback's last lines say what was raised
+        shown = text if len(text) <= 600 else f"{text[:150]} [...] {text[-450:]}"
+        self.problem(f"{who}: {what} refused{self.when(started)}: {code}: {shown}")
 
     def problem(self, text: str) -> None:
         with self.lock:
