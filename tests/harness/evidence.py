@@ -1,8 +1,9 @@
-"""What a failed torture run knew about each memory it names: for the failure message.
+"""What a failed torture run knew, in one clock: for the failure message.
 
 A problem like "agent-1: 01J… not found" says what went wrong, not when; a race is found
-from the order of things. For each memory named, its commits (every ref, with the time in
-seconds from the start of the run), beside the person's git operations in the same clock.
+from the order of things. In seconds from the start of the run: the person's git
+operations, the commits of each memory the problems name (on every ref), and the servers'
+warnings (a log `git clean -xfd` removed is gone: its warnings are not shown).
 """
 
 from __future__ import annotations
@@ -19,11 +20,10 @@ MEMORIES_SHOWN = 4
 
 
 def timeline(vault: Path, shared: Shared, problems: list[str], started_wall: float) -> str:
-    """The commits of up to MEMORIES_SHOWN memories named in problems, and the person's
-    git operations, as lines of `+seconds what`."""
-    named = list(dict.fromkeys(m for p in problems for m in _ID.findall(p)))[:MEMORIES_SHOWN]
-    if not named:
+    """Lines of `+seconds what`, for a run with problems ("" for one without)."""
+    if not problems:
         return ""
+    named = list(dict.fromkeys(m for p in problems for m in _ID.findall(p)))[:MEMORIES_SHOWN]
     offset = time.time() - time.monotonic()  # monotonic + offset = wall time
     lines = []
     with shared.lock:
@@ -39,4 +39,17 @@ def timeline(vault: Path, shared: Shared, problems: list[str], started_wall: flo
         for entry in log.splitlines():
             stamp, rest = entry.split(" ", 1)
             lines.append((int(stamp) - started_wall, f"{memory_id[-6:]}: {rest}"))
+    for log in sorted((vault / ".vault" / "run").glob("server.log*")):
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            if " WARNING " in line and (at := _logged_at(line)) is not None:
+                lines.append((at - started_wall, f"log: {line[24:220]}"))
     return "\n".join(f"{at:+8.2f}  {what}" for at, what in sorted(lines))
+
+
+def _logged_at(line: str) -> float | None:
+    """The wall time of a server.log line (`2026-12-01 18:10:03,123 ...`, local time)."""
+    try:
+        stamp = time.strptime(line[:19], "%Y-%m-%d %H:%M:%S")
+        return time.mktime(stamp) + int(line[20:23]) / 1000
+    except ValueError:
+        return None

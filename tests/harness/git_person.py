@@ -121,6 +121,9 @@ class GitPerson(Hands):
             # vault's commits meanwhile make it "fast-forward" the folder from an old commit.
             self.git("fetch", "-q", "laptop")
             for _ in range(LOCK_RETRIES):  # `git merge` stashes first: that may lose a lock race
+                # git merges only into a clean index: a hand edit the tool has not committed
+                # yet is "local changes" (as it would be for a person who forgot to commit).
+                self._wait_until_committed(name)
                 merged = self.git("merge", "--no-edit", f"laptop/work-{k}", check=False)
                 if self.unmerged(path):
                     break
@@ -287,8 +290,8 @@ class GitPerson(Hands):
             self.count("git_cleans")
             said = (done.stdout + done.stderr).splitlines()
             # A folder the vault recreated while git emptied it, or a file it removed while
-            # git listed the folder: git says so and goes on.
-            benign = ("Removing ", "warning: failed to remove", "warning: could not lstat")
+            # git listed the folder: git warns about that path and goes on.
+            benign = ("Removing ", "warning: ")
             if done.returncode != 0 and not all(line.startswith(benign) for line in said):
                 raise RuntimeError(f"{name}: git clean -xfd failed: {out(done)}")
             removed = [line for line in said if line.startswith("Removing ")]
