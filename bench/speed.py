@@ -1,11 +1,18 @@
-"""In-process speed benchmark on a generated vault: reindex, search, remember, hand edits.
+"""In-process speed benchmark on a vault: reindex, search, remember, hand edits.
 
-    python -m bench.speed --count 10000 [--queries 300] [--writes 50] [--edits 30]
+    python -m bench.speed --count 10000 [--corpus generated|notes|stress|chat]
+        [--queries 300] [--writes 50] [--edits 30]
 
 Reports the median and p95 of: a full reindex (one run, with the peak memory it took and
 the index size), searches of 1-3 words and of a sentence, remember create, update and a
 20-item batch, and hand edit -> searchable / committed (through the watcher, as a server
-runs it). Prints a table and writes bench/results/speed-N.json (or --json).
+runs it). Prints a table and writes bench/results/speed-N.json (speed-CORPUS-N.json for
+another corpus than the generated one; or --json).
+
+The corpus (its count is of notes, or of turns for chat): `generated` (bench.generate, the
+tool's own files), `notes` (bench.notes, a person's notes folder, adopted in place),
+`stress` (bench.stress, every word common), `chat` (bench.chat, a chat history; its
+sentence searches are its questions). Each is written by a child process, then made a vault.
 """
 
 from __future__ import annotations
@@ -60,17 +67,59 @@ SENTENCES = [
 __all__ = ["SENTENCES", "SHORT", "generate_vault", "percentile", "summary"]
 
 
-def generate_vault(path: Path, count: int, seed: int = 7) -> float:
-    """Write the generated vault from a child process (keeps this one's memory lean)."""
-    options = ["--count", str(count), "--seed", str(seed)]
+CORPORA = ("generated", "notes", "stress", "chat")
+
+
+def generate_vault(path: Path, count: int, seed: int = 7, corpus: str = "generated") -> float:
+    """Write a corpus from a child process (keeps this one's memory lean) and make it a
+    vault: the generated one is already; a folder of notes is adopted in place."""
+    module = {"generated": "generate"}.get(corpus, corpus)
+    options = ["--turns" if corpus == "chat" else "--count", str(count), "--seed", str(seed)]
     with Timer() as t:
         subprocess.run(
-            [sys.executable, "-m", "bench.generate", str(path.absolute()), *options],
+            [sys.executable, "-m", f"bench.{module}", str(path.absolute()), *options],
             check=True,
             stdout=subprocess.DEVNULL,
             cwd=ROOT,
         )
+        if corpus != "generated":
+            from vault_tool.engine.vault import Vault
+
+            Vault.create(path)
     return t.seconds
+
+
+def search_pools(corpus: str, count: int, seed: int = 7) -> dict[str, list[str]]:
+    """The queries of each search figure for a corpus: short ones and sentences."""
+    if corpus == "stress":
+        from bench import stress
+
+        pool = stress.queries(60)
+        return {
+            "search_short": pool,
+            "search_sentence": [" ".join(pool[i : i + 3]) for i in range(0, 60, 3)],
+        }
+    if corpus == "notes":
+        from bench import notes
+
+        words = notes.vocabulary(max(2000, count // 2), random.Random(seed))
+        weights = [1 / (rank + 1) for rank in range(len(words))]
+        rng = random.Random(1)
+        short = [" ".join(rng.choices(words, weights, k=rng.randint(1, 3))) for _ in range(60)]
+        said = [" ".join(rng.choices(words, weights, k=rng.randint(5, 9))) for _ in range(30)]
+        return {
+            "search_short": short,
+            "search_sentence": [f"what did I write about {s}" for s in said],
+        }
+    if corpus == "chat":
+        from bench import chat
+
+        topics = [w for _, words in chat.TOPICS.values() for w in words]
+        return {
+            "search_short": topics,
+            "search_sentence": [q.text for q in chat.build(count, seed).questions],
+        }
+    return {"search_short": SHORT, "search_sentence": SENTENCES}
 
 
 def _reset_peak_rss() -> bool:
@@ -122,13 +171,16 @@ def memory_files(path: Path, preferred: str, limit: int) -> list[Path]:
     return found
 
 
-def memory_ids(path: Path, preferred: str, limit: int) -> list[str]:
-    """Ids of up to limit memories (read from their front matter)."""
+def memory_ids(path: Path, preferred: str, limit: int, vault: Any = None) -> list[str]:
+    """Ids of up to limit memories (read from their front matter; a folder of notes without
+    ids: the newest the vault lists)."""
     found = []
     for file in memory_files(path, preferred, limit):
         for line in file.read_text(encoding="utf-8").splitlines()[:3]:
             if line.startswith("id: "):
                 found.append(line[4:].strip())
+    if not found and vault is not None:
+        found = [m["memory_id"] for m in vault.listing(limit=limit)["memories"]]
     return found
 
 
@@ -145,14 +197,19 @@ def bench(
     workdir: Path,
     *,
     batches: int | None = None,
+    corpus: str = "generated",
 ) -> dict[str, Any]:
-    """Every in-process figure on a fresh generated vault of count memories."""
+    """Every in-process figure on a fresh vault of count memories of the corpus."""
     from vault_tool.engine.vault import Vault
     from vault_tool.watcher import Watcher
 
-    path = workdir / f"vault-{count}"
-    results: dict[str, Any] = {"count": count, "load_average_start": load_average()}
-    results["generate_s"] = round(generate_vault(path, count), 2)
+    path = workdir / f"vault-{corpus}-{count}"
+    results: dict[str, Any] = {
+        "count": count,
+        "corpus": corpus,
+        "load_average_start": load_average(),
+    }
+    results["generate_s"] = round(generate_vault(path, count, corpus=corpus), 2)
     generator_peak = peak_rss_mb(resource.RUSAGE_CHILDREN)
 
     vault = Vault.open(path, client="bench", catch_up=False)
@@ -171,7 +228,7 @@ def bench(
     results["index_mb"] = folder_mb(path / ".vault" / "index")
 
     rng = random.Random(1)
-    for name, pool in (("search_short", SHORT), ("search_sentence", SENTENCES)):
+    for name, pool in search_pools(corpus, count).items():
         vault.search({"query": pool[0]})  # warm the searcher
         times = []
         for _ in range(queries):
@@ -189,7 +246,7 @@ def bench(
     results["remember_create"] = summary(times)
 
     times = []
-    for n, memory_id in enumerate(memory_ids(path, "gotcha", writes)):
+    for n, memory_id in enumerate(memory_ids(path, "gotcha", writes, vault)):
         call = update_args(vault.read(memory_id), n)
         t0 = time.perf_counter()
         out = vault.remember(call)
@@ -235,15 +292,19 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--writes", type=int, default=50)
     parser.add_argument("--edits", type=int, default=30)
+    parser.add_argument("--corpus", choices=CORPORA, default="generated")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="vault-bench-"))
     try:
-        results = bench(args.count, args.queries, args.writes, args.edits, workdir)
+        results = bench(
+            args.count, args.queries, args.writes, args.edits, workdir, corpus=args.corpus
+        )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print_figures(results, "in-process")
-    print("wrote", write_results(f"speed-{args.count}", results, args.json))
+    name = "speed" if args.corpus == "generated" else f"speed-{args.corpus}"
+    print("wrote", write_results(f"{name}-{args.count}", results, args.json))
 
 
 if __name__ == "__main__":

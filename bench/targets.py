@@ -45,6 +45,8 @@ from bench.mcp_start import one_run
 from bench.measure import load_average, summary, table, write_results
 from bench.notes import vocabulary, write_notes
 from bench.speed import note_args, update_args
+from bench.stress import queries as stress_queries
+from bench.stress import write_stress
 from bench.target_limits import TARGETS
 
 SERVE = [sys.executable, "-m", "vault_tool", "serve"]
@@ -54,9 +56,7 @@ ENV_NAMES = ("HOME", "PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "LANG",
 def make_vault(path: Path, count: int, corpus: str) -> None:
     """A notes folder of count files, made a vault in place with `vault-tool init`."""
     if corpus == "stress":
-        from bench.stress import write_stress
-
-        write_stress(path, count)
+        write_stress(path, count, git=True)
     else:
         write_notes(path, count, git=True)
     subprocess.run(
@@ -164,6 +164,8 @@ async def session(vault: Path, asked: list[str], writes: int, edits: int) -> dic
         return result.structured_content
 
     async def phase(name: str, tool: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not calls:
+            return []
         first = len(audit_rows(vault))
         times, results = [], []
         for arguments in calls:
@@ -209,7 +211,7 @@ async def session(vault: Path, asked: list[str], writes: int, edits: int) -> dic
                     "mode": "create",
                     "items": [note_args(b * 20 + i, "targets batch") for i in range(20)],
                 }
-                for b in range(5)
+                for b in range(5 if writes else 0)
             ]
             await phase("remember_batch20", "remember", batches)
             out["hand_edit_searchable"] = summary(await hand_edits(vault, edits, call))
@@ -296,17 +298,11 @@ def bench(count: int, n_queries: int, writes: int, edits: int, workdir: Path) ->
     results.update(asyncio.run(session(vault, asked, writes, edits)))
     stress = workdir / "stress"
     make_vault(stress, count, "stress")
-    stressed = asyncio.run(session(stress, queries_of_stress(n_queries), 0, 0))
+    stressed = asyncio.run(session(stress, stress_queries(n_queries), 0, 0))
     results["stress_search"] = stressed["search"]
     results["stress_search_in_server"] = stressed["search_in_server"]
     results["stress_floor_ping"] = stressed["floor_ping"]
     return results
-
-
-def queries_of_stress(n: int) -> list[str]:
-    from bench.stress import stress_queries
-
-    return stress_queries(n)
 
 
 def print_targets(results: dict[str, Any]) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import pytest
+
 from bench import generate, questions
 from vault_tool.core.entities import compatible
 from vault_tool.core.memory import parse, render
@@ -86,6 +88,42 @@ def test_speed_harness_reports_every_figure(tmp_path: Path) -> None:
     assert len(results["load_average_start"]) == 3
 
 
+def test_stress_and_chat_corpora_are_deterministic_and_hand_made(tmp_path: Path) -> None:
+    from bench import chat, stress
+
+    assert stress.write_stress(tmp_path / "s", 40) == 40
+    notes = sorted((tmp_path / "s").rglob("*.md"))
+    assert len(notes) == 40
+    texts = [n.read_text(encoding="utf-8") for n in notes]
+    assert not any("\nid: " in t for t in texts)  # hand-made: no ids
+    assert any(not t.startswith("---") for t in texts)  # some without front matter
+    for query in stress.queries(10):  # every query word is in most notes
+        for word in query.split():
+            assert sum(word in t for t in texts) > len(texts) // 2
+    assert stress.queries(10) == stress.queries(10)
+
+    made = chat.write_chat(tmp_path / "c", 60)
+    assert made.notes == chat.build(60).notes and len(made.notes) == 60
+    assert made.questions and all(q.text.endswith("?") for q in made.questions)
+    for question in made.questions:  # each question's answer is in the note it names
+        answer = (tmp_path / "c" / question.relevant).read_text(encoding="utf-8")
+        assert question.answer in answer and "**User:**" in answer
+        parse(answer, question.relevant)
+
+
+@pytest.mark.parametrize("corpus", ["notes", "stress", "chat"])
+def test_speed_harness_runs_on_every_corpus(tmp_path: Path, corpus: str) -> None:
+    from bench import speed
+
+    results = speed.bench(
+        40, queries=3, writes=1, edits=1, workdir=tmp_path, batches=1, corpus=corpus
+    )
+    assert results["corpus"] == corpus and results["indexed"] == 40
+    for key in ("search_short", "search_sentence", "remember_create", "remember_update"):
+        assert_latency(results[key])
+    assert_latency(results["hand_edit_searchable"], 1)
+
+
 def test_stdio_harness_reports_every_figure(tmp_path: Path) -> None:
     from bench import mcp_speed
 
@@ -154,3 +192,53 @@ def test_a_persons_notes_folder_is_adopted_whole_with_and_without_git(tmp_path: 
         for figure in ("init", "reindex", "floor_read_notes"):
             assert_latency(results[f"{figure}_{label}"], 1)
     assert results["notes"] == 25
+
+
+def test_start_harness_reports_the_tool_list_cost_and_the_clients_validation(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    from bench import mcp_start
+    from vault_tool.storage.store import Store
+
+    vault = tmp_path / "vault"
+    Store.init(vault).close()
+    answers: dict = {}
+    command = [sys.executable, "-m", "vault_tool", "serve", "--vault", str(vault)]
+    times = mcp_start.one_run(command, answers)
+    assert times["initialize"] <= times["tools/list"] <= times["first search"]
+    cost = mcp_start.tool_list_cost(answers["tools/list"])
+    assert cost["characters"] > cost["tokens"] > 0
+    checked = mcp_start.validation_ms(answers["tools/list"], answers["first search"], repeat=2)
+    assert checked["cached"] > 0 and checked["one_shot"] > 0
+
+
+def test_targets_harness_prints_every_target_with_its_figure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import target_limits, targets
+
+    results = targets.bench(40, n_queries=4, writes=2, edits=1, workdir=tmp_path)
+    for key, n in (
+        ("search", 4),
+        ("search_in_server", 4),
+        ("remember_create", 2),
+        ("remember_update", 2),
+        ("remember_batch20", 5),
+        ("hand_edit_searchable", 1),
+        ("stress_search", 4),
+        ("floor_ping", 4),
+        ("floor_git_write", 20),
+    ):
+        assert_latency(results[key], n)
+    for name in ("search", "remember_create"):
+        stages = results[f"{name}_stages_ms"]
+        assert stages["in_server"] > 0 and "transport" in stages
+    assert results["tools_list_chars"] > results["tools_list_tokens_estimate"] > 0
+    measured = [t for t in target_limits.TARGETS if t.figure(results) is not None]
+    assert len(measured) == len(target_limits.TARGETS)  # bm25s absent: only a floor is missing
+    targets.print_targets(results)
+    printed = capsys.readouterr().out
+    assert all(t.what in printed for t in target_limits.TARGETS)
+    assert "| reindex (s) |" in target_limits.markdown({40: results})

@@ -15,6 +15,7 @@ import heapq
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 # Field lengths of recently used segments: a segment's lengths never change, and a new
@@ -240,23 +241,53 @@ def docnums_with(searcher: Any, field_name: str, text: str) -> list[int]:
     return list(reader.postings(field_name, text).all_ids())
 
 
-def columns(searcher: Any) -> dict[str, Any]:
-    """Column readers of memory_id and path, per reader (an index generation)."""
+def columns(searcher: Any) -> dict[str, list[Any]]:
+    """docnum -> memory_id and path, as lists, per reader (an index generation).
+
+    Built from each segment's values, read whole once and kept per segment (a segment never
+    changes; a new generation reuses the readers of its big segments): a lookup through
+    Whoosh's column readers costs ~20 us, and ranking makes dozens per query.
+    """
     reader = searcher.reader()
-    return per_reader(
-        reader,
-        "columns",
-        lambda: {name: reader.column_reader(name) for name in ("memory_id", "path")},
-    )
+
+    def joined() -> dict[str, list[Any]]:
+        made: dict[str, list[Any]] = {"memory_id": [], "path": []}
+        for leaf, offset in reader.leaf_readers():
+            for name, values in made.items():
+                values += [None] * (offset - len(values))  # (not expected: segments abut)
+                values += per_reader(leaf, f"column {name}", partial(_column_values, leaf, name))
+        return made
+
+    return per_reader(reader, "columns", joined)
 
 
-def top_scored(searcher: Any, scores: dict[int, float], n: int) -> list[tuple[int, float]]:
+def _column_values(leaf: Any, name: str) -> list[Any]:
+    size = leaf.doc_count_all()
+    if not leaf.has_column(name):
+        return [None] * size
+    values = list(leaf.column_reader(name))
+    return values + [None] * (size - len(values))
+
+
+def doc_frequency(searcher: Any, field_name: str, word: str) -> int:
+    """How many documents hold word in the field (deleted ones too, as Whoosh counts), kept
+    per reader: Whoosh looks the word up in every segment on each call."""
+    kept = per_reader(searcher.reader(), "doc frequency", dict)
+    key = (field_name, word)
+    if key not in kept:
+        kept[key] = searcher.doc_frequency(field_name, word)
+    return kept[key]
+
+
+def top_scored(searcher: Any, scores: Any, n: int) -> list[tuple[int, float]]:
     """The n best (docnum, score), best first, equal scores by path.
 
     By path, not by docnum (as Whoosh's collector did): docnums depend on which indexing
     process took a file during a reindex, and the same vault must rank the same way after
     every reindex.
     """
+    if hasattr(scores, "top"):  # a whole generation's scores (search/impacts.py)
+        return scores.top(n, columns(searcher)["path"])
     if len(scores) > n:
         threshold = heapq.nlargest(n, scores.values())[-1]
         chosen = [item for item in scores.items() if item[1] >= threshold]

@@ -29,8 +29,9 @@ from vault_tool.core.query import parse_query
 from vault_tool.core.text import gloss_words, normalize_name, query_words
 from vault_tool.core.times import query_dates
 from vault_tool.search import links, stored
+from vault_tool.search.impacts import add_scores, text_scores
 from vault_tool.search.listing import narrowed, newest
-from vault_tool.search.postings import add_bm25, bm25_scores, docnums_with, top_scored
+from vault_tool.search.postings import doc_frequency, per_reader, top_scored
 from vault_tool.search.signals import feedback_signals, valid_time_match
 
 # A word in more than this share of all memories is dropped when the query has rarer ones.
@@ -108,7 +109,7 @@ def rank(
         listed = [_hit(stored.Stored.of(searcher, d), {"text": 0.0}) for d in docnums]
         return _loaded(listed), total
     pool = max(controls.top_k * 3, 15)
-    scores = bm25_scores(searcher, "all", words, allow, hidden)
+    scores = text_scores(searcher, "all", words, allow, hidden)
     total = len(scores)
     top = _best_by_text(searcher, scores, [w for w in every if w not in words], pool)
     hits: dict[int, Hit] = {
@@ -163,7 +164,7 @@ def _loaded(chosen: list[Hit]) -> list[Hit]:
 
 
 def _best_by_text(
-    searcher: Any, scores: dict[int, float], dropped: list[str], n: int
+    searcher: Any, scores: Any, dropped: list[str], n: int
 ) -> list[tuple[int, float]]:
     """The n best (docnum, text score), the dropped common words scored for the best only.
 
@@ -171,11 +172,11 @@ def _best_by_text(
     tell the billing *service* from the billing *worker*, so they are added to the scores
     of the RESCORED_SHARE x n best candidates before the n are chosen.
     """
-    common = [w for w in dropped if searcher.doc_frequency("all", w)]
+    common = [w for w in dropped if doc_frequency(searcher, "all", w)]
     if not common:
         return top_scored(searcher, scores, n)
     best = dict(top_scored(searcher, scores, n * RESCORED_SHARE))
-    return top_scored(searcher, add_bm25(searcher, "all", common, best), n)
+    return top_scored(searcher, add_scores(searcher, "all", common, best), n)
 
 
 def distinctive_words(searcher: Any, words: list[str]) -> list[str]:
@@ -189,7 +190,7 @@ def distinctive_words(searcher: Any, words: list[str]) -> list[str]:
 
 
 def _distinctive(searcher: Any, field_name: str, words: list[str]) -> list[str]:
-    present = {w: searcher.doc_frequency(field_name, w) for w in words}
+    present = {w: doc_frequency(searcher, field_name, w) for w in words}
     present = {w: df for w, df in present.items() if df}
     limit = max(COMMON_SHARE * searcher.doc_count(), COMMON_MINIMUM)
     rare = [w for w, df in present.items() if df <= limit]
@@ -206,7 +207,7 @@ def _allowed(docnum: int, allow: set | None, hidden: set | None) -> bool:
 
 def _best_unfiltered(searcher: Any, words: list[str], hidden: set | None, n: int) -> dict:
     """The n best text matches whatever the filters (the notes a filtered hit may link to)."""
-    return dict(top_scored(searcher, bm25_scores(searcher, "all", words, None, hidden), n))
+    return dict(top_scored(searcher, text_scores(searcher, "all", words, None, hidden), n))
 
 
 # normalize_name, cached: the entity bonus compares every mention of every candidate.
@@ -222,7 +223,7 @@ def _entity_bonus(
     # Words in most glosses ("team", "service") barely tell entities apart but make this
     # search score most of the vault: they are left out when rarer ones are there.
     in_glosses = _distinctive(searcher, "glosses", words)
-    glossed = bm25_scores(searcher, "glosses", in_glosses, None, hidden)
+    glossed = text_scores(searcher, "glosses", in_glosses, None, hidden)
     gloss_hits = top_scored(searcher, glossed, 10)
     sources = [stored.mentions(searcher, docnum) for docnum, _ in gloss_hits] + [
         h.fields["mentions"] for h in hits.values()
@@ -240,27 +241,35 @@ def _entity_bonus(
     strongest = sorted(matched.items(), key=lambda item: -item[1][1])[:MATCHED_ENTITIES]
     bonus: dict[int, float] = {}
     for (name, kind), (gloss, strength) in strongest:
-        key = f"{name}|{kind}"
-        candidates = [(docnum, hit.fields) for docnum, hit in hits.items()]
+        for docnum, hit in hits.items():
+            if _mentions_as(hit.fields["mentions"], name, kind, gloss):
+                bonus[docnum] = max(bonus.get(docnum, 0.0), strength)
         # Memories the text did not reach are looked up only for entities mentioned in few
         # memories: a person, a project. For one in hundreds, the text match decides.
-        if searcher.doc_frequency("entity_keys", key) <= EXPANSION_LIMIT:
-            # Plain postings, not a scored search: only the docnums are needed, and the
-            # mentions of a document are read once per index generation (stored.mentions).
-            candidates += [
-                (docnum, {"mentions": stored.mentions(searcher, docnum)})
-                for docnum in docnums_with(searcher, "entity_keys", key)
-                if docnum not in hits
-                and (allow is None or docnum in allow)
-                and not (hidden and docnum in hidden)
-            ]
-        for docnum, fields in candidates:
-            if any(
-                _name_key(n) == name and k == kind and compatible(g, gloss)
-                for n, k, g in fields["mentions"]
-            ):
-                bonus[docnum] = max(bonus.get(docnum, 0.0), strength)
+        if doc_frequency(searcher, "entity_keys", f"{name}|{kind}") <= EXPANSION_LIMIT:
+            for docnum in _mentioning_as(searcher, name, kind, gloss):
+                if docnum not in hits and _allowed(docnum, allow, hidden):
+                    bonus[docnum] = max(bonus.get(docnum, 0.0), strength)
     return bonus
+
+
+def _mentions_as(mentions: list[list[str]], name: str, kind: str, gloss: str) -> bool:
+    """Whether mentions name the entity (by its name key and kind) with a compatible gloss."""
+    return any(_name_key(n) == name and k == kind and compatible(g, gloss) for n, k, g in mentions)
+
+
+def _mentioning_as(searcher: Any, name: str, kind: str, gloss: str) -> list[int]:
+    """Docnums (in order) of the memories that mention the entity as _mentions_as says,
+    from plain postings and each one's mentions, kept per index generation: the same
+    entities come back query after query."""
+    kept = per_reader(searcher.reader(), "mentioning as", dict)
+    if (name, kind, gloss) not in kept:
+        kept[name, kind, gloss] = [
+            docnum
+            for docnum in stored.mentioning(searcher, f"{name}|{kind}")
+            if _mentions_as(stored.mentions(searcher, docnum), name, kind, gloss)
+        ]
+    return kept[name, kind, gloss]
 
 
 def _place_superseded(searcher: Any, ordered: list[Hit], hidden: set | None) -> list[Hit]:

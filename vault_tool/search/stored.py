@@ -8,6 +8,7 @@ for the hits that are returned.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from vault_tool.search import postings
@@ -60,28 +61,42 @@ def mentions(searcher: Any, docnum: int) -> list[list[str]]:
 
 def pinned(searcher: Any) -> frozenset[int]:
     """Docnums of pinned memories, per reader."""
+    return per_reader(searcher.reader(), "pinned", partial(_pinned, searcher))
+
+
+def _pinned(searcher: Any) -> frozenset[int]:
     from whoosh import query as q
 
-    return per_reader(
-        searcher.reader(),
-        "pinned",
-        lambda: frozenset(searcher.docs_for_query(q.Term("pinned", True))),
-    )
+    return frozenset(searcher.docs_for_query(q.Term("pinned", True)))
 
 
 def hidden_parts(searcher: Any) -> tuple[set[int], list[tuple[int, int]]]:
-    """Dismissed docnums, and (docnum, expiry) of memories that expire: cached per reader."""
-    from whoosh import query as q
+    """Dismissed docnums, and (docnum, expiry) of memories that expire: read per segment
+    and put together per reader. (A range query over expiries costs ~50 ms at 10k, and a
+    write makes a new reader; its segments but the new one are the old ones, which never
+    change: a document deleted since is in no match, so still listing it hides nothing.)"""
 
     def read() -> tuple[set[int], list[tuple[int, int]]]:
-        dismissed = set(searcher.docs_for_query(q.Term("status", "dismissed")))
-        expiring = [
-            (docnum, searcher.stored_fields(docnum)["expires_ts"])
-            for docnum in searcher.docs_for_query(q.NumericRange("expires_ts", 1, None))
-        ]
+        dismissed: set[int] = set()
+        expiring: list[tuple[int, int]] = []
+        for leaf, offset in searcher.leaf_searchers():
+            here = per_reader(leaf.reader(), "hidden here", partial(_hidden_in, leaf))
+            dismissed.update(docnum + offset for docnum in here[0])
+            expiring += [(docnum + offset, at) for docnum, at in here[1]]
         return dismissed, expiring
 
     return per_reader(searcher.reader(), "hidden", read)
+
+
+def _hidden_in(searcher: Any) -> tuple[list[int], list[tuple[int, int]]]:
+    from whoosh import query as q
+
+    dismissed = list(searcher.docs_for_query(q.Term("status", "dismissed")))
+    expiring = [
+        (docnum, searcher.stored_fields(docnum)["expires_ts"])
+        for docnum in searcher.docs_for_query(q.NumericRange("expires_ts", 1, None))
+    ]
+    return dismissed, expiring
 
 
 def replacing(searcher: Any, memory_id: str) -> list[int]:
@@ -94,6 +109,15 @@ def replacing(searcher: Any, memory_id: str) -> list[int]:
     if memory_id not in cache:
         cache[memory_id] = postings.docnums_with(searcher, "supersedes", memory_id)
     return cache[memory_id]
+
+
+def mentioning(searcher: Any, entity_key: str) -> list[int]:
+    """Docnums of the memories that mention an entity (its `name|kind` key), kept per
+    reader: the entity bonus looks up the same few entities query after query."""
+    cache = per_reader(searcher.reader(), "mentioning", dict)
+    if entity_key not in cache:
+        cache[entity_key] = postings.docnums_with(searcher, "entity_keys", entity_key)
+    return cache[entity_key]
 
 
 def superseded_ids(searcher: Any) -> frozenset[str]:

@@ -1,0 +1,186 @@
+"""Words scored by column or from kept scores (search/impacts.py) rank exactly as posting
+by posting, every time.
+
+A real on-disk index of several segments, with a deleted document, pinned, tagged and
+superseded memories, identical notes under different paths (ties) and a vocabulary so small
+that every word is in most documents. Each query is ranked as before (posting by posting),
+by column, and from each word's kept scores; the hits (ids, paths, every part of every
+score, their order) and the count of matches must be the same, to the last bit.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from vault_tool.core import calls
+from vault_tool.core.memory import Entity, Memory
+from vault_tool.search import impacts, postings, ranking
+from vault_tool.search.documents import document_for
+from vault_tool.search.index import Index
+
+WORDS = ["amber", "basalt", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo"]
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+QUERIES = [
+    "amber",
+    "amber basalt",
+    "cobalt delta ember fjord",
+    "garnet harbor indigo amber basalt",
+    "amber zzzunknown",
+    "basalt -cobalt",
+    "tag:blue delta",
+    "type:decision ember garnet",
+    '"amber basalt" delta',
+]
+JUDGED = [("m0007", 1, "amber basalt"), ("m0011", -1, "amber"), ("m0003", 1, "delta ember")]
+
+
+def note(n: int, rng: random.Random) -> tuple[Memory, str]:
+    # Every fifth note repeats the one before it under another path: equal scores.
+    body = " ".join(rng.choices(WORDS, k=rng.randint(3, 40)))
+    title = f"Note {rng.choice(WORDS)}"
+    made = Memory(
+        id=f"m{n:04d}",
+        memory_type="decision" if n % 3 == 0 else "note",
+        title=title,
+        body=f"# {title}\n\n{body}\n",
+        tags=("blue",) if n % 4 == 0 else (),
+        pinned=n % 17 == 0,
+        supersedes=(f"m{n - 1:04d}",) if n % 23 == 0 else (),
+        entities=(Entity("amber team", "team", "the team of basalt"),) if n % 7 == 0 else (),
+    )
+    return made, f"notes/n{n:04d}.md"
+
+
+@pytest.fixture
+def index(tmp_path: Path):
+    """Three segments of 120 notes (every fifth a copy of the one before), one deleted."""
+    rng = random.Random(5)
+    opened = Index(tmp_path).open()
+    made: list[tuple[Memory, str]] = []
+    for n in range(120):
+        memory, path = note(n, rng)
+        if n % 5 == 4:
+            memory = replace(made[-1][0], id=memory.id)
+        made.append((memory, path))
+    for start in range(0, 120, 40):
+        with opened.writer() as writer:
+            for memory, path in made[start : start + 40]:
+                fields = document_for(memory, path, version_id="v", blob="b", mtime_ns=1, size=1)
+                writer.add_document(**fields)
+    with opened.writer() as writer:
+        writer.delete_by_term("path", "notes/n0010.md")
+    yield opened
+    opened.close()
+
+
+def ranked(
+    index: Index, query: str, columns: bool | None, monkeypatch, common_minimum: int = 1000
+) -> tuple[list, int]:
+    """The hits and count of a query: by column, by kept word scores (columns False), or
+    (columns None) posting by posting, every time, as ranking did before either."""
+    monkeypatch.setattr(impacts, "COLUMNS_FROM", 0 if columns else 10**9)
+    every_time = columns is None
+    monkeypatch.setattr(
+        ranking, "text_scores", postings.bm25_scores if every_time else impacts.text_scores
+    )
+    monkeypatch.setattr(
+        ranking, "add_scores", postings.add_bm25 if every_time else impacts.add_scores
+    )
+    # Below COMMON_MINIMUM documents no word is dropped as too common: at 0, the words in
+    # over a fifth of them are, and then added back for the best candidates only.
+    monkeypatch.setattr(ranking, "COMMON_MINIMUM", common_minimum)
+    controls = calls.check_search({"query": query, "top_k": 8}).controls
+    hits, total = index.read(lambda s: ranking.rank(s, query, controls, NOW, JUDGED))
+    return [(h.memory_id, h.fields["path"], h.parts, h.score) for h in hits], total
+
+
+@pytest.mark.parametrize("common_minimum", [1000, 0])
+@pytest.mark.parametrize("query", QUERIES)
+def test_columns_rank_exactly_as_postings(
+    index: Index, query: str, common_minimum: int, monkeypatch
+) -> None:
+    by_postings = ranked(index, query, None, monkeypatch, common_minimum)
+    assert ranked(index, query, True, monkeypatch, common_minimum) == by_postings
+    assert ranked(index, query, False, monkeypatch, common_minimum) == by_postings
+    # Asked again: from what the first asking kept.
+    assert ranked(index, query, True, monkeypatch, common_minimum) == by_postings
+    assert ranked(index, query, False, monkeypatch, common_minimum) == by_postings
+    assert by_postings[0], query  # (every query has hits: the comparison is not empty)
+
+
+def test_dropped_common_words_are_added_back_from_columns(index: Index, monkeypatch) -> None:
+    monkeypatch.setattr(impacts, "COLUMNS_FROM", 0)
+
+    def check(searcher) -> None:
+        best = dict(list(postings.bm25_scores(searcher, "all", ["amber"], None, None).items())[:30])
+        words = ["basalt", "cobalt", "zzzunknown"]
+        expected = postings.add_bm25(searcher, "all", words, best)
+        # The first time from the postings, then (the words came back) from columns.
+        assert impacts.add_scores(searcher, "all", words, best) == expected
+        assert ("all", "basalt") not in impacts._kept(searcher)
+        assert impacts.add_scores(searcher, "all", words, best) == expected
+        assert impacts._kept(searcher)[("all", "basalt")] is not None
+
+    index.read(check)
+
+
+def test_every_word_is_common_so_the_columns_are_used(index: Index, monkeypatch) -> None:
+    monkeypatch.setattr(impacts, "COLUMNS_FROM", 0)
+
+    def check(searcher) -> None:
+        for word in WORDS:
+            scores = impacts.text_scores(searcher, "all", [word], None, None)
+            assert isinstance(scores, impacts.ColumnScores)
+            assert dict(scores.top(1000, postings.columns(searcher)["path"])) == (
+                postings.bm25_scores(searcher, "all", [word], None, None)
+            )
+        assert not impacts.worth_columns(searcher, "all", ["zzzunknown"])
+
+    index.read(check)
+
+
+def test_ties_keep_path_order_and_the_count_skips_hidden_and_deleted(
+    index: Index, monkeypatch
+) -> None:
+    monkeypatch.setattr(impacts, "COLUMNS_FROM", 0)
+
+    def check(searcher) -> None:
+        path = postings.columns(searcher)["path"]
+        # One word: its matches in the order kept per column; more: columns added up.
+        several = (["amber", "basalt"], ["cobalt", "zzzunknown", "delta", "ember"])
+        for words in (["amber"], *several):
+            full = postings.bm25_scores(searcher, "all", words, None, None)
+            hidden = set(sorted(full)[:5])
+            allow = set(sorted(full)[::2])
+            for allowed, hide in ((None, None), (allow, None), (None, hidden), (allow, hidden)):
+                expected = postings.bm25_scores(searcher, "all", words, allowed, hide)
+                impacts.column_scores(searcher, "all", words, allowed, hide)  # (asked once)
+                got = impacts.column_scores(searcher, "all", words, allowed, hide)
+                assert (got.ranked is not None) == (len(words) == 1)
+                assert len(got) == len(expected)
+                for n in (1, 3, 15, len(expected) + 5):
+                    assert got.top(n, path) == postings.top_scored(searcher, expected, n)
+                assert impacts.sparse_scores(searcher, "all", words, allowed, hide) == expected
+            tied = [s for s in full.values() if list(full.values()).count(s) > 1]
+            assert tied  # (the copies make equal scores, so path order is exercised)
+
+    index.read(check)
+
+
+def test_a_new_generation_gets_new_columns(index: Index, monkeypatch) -> None:
+    """A write changes every word's idf and the average length: columns are per generation."""
+    monkeypatch.setattr(impacts, "COLUMNS_FROM", 0)
+    before = ranked(index, "amber basalt", True, monkeypatch)
+    memory = Memory(id="m9999", memory_type="note", title="Amber", body="# Amber\n\namber amber\n")
+    with index.writer() as writer:
+        fields = document_for(memory, "notes/new.md", version_id="v", blob="b", mtime_ns=1, size=1)
+        writer.add_document(**fields)
+    after = ranked(index, "amber basalt", True, monkeypatch)
+    assert after == ranked(index, "amber basalt", None, monkeypatch)
+    assert ranked(index, "amber basalt", False, monkeypatch) == after
+    assert after != before

@@ -1,0 +1,252 @@
+"""BM25 without walking postings on every query: each word's scores kept per index
+generation, a common word's as a column of doubles added up in C.
+
+Scoring posting by posting costs about half a microsecond each in Python, so a query of
+four words that are each in most of a 10k vault took 20 ms however few hits it returns.
+A word's score in a document depends only on the generation (its idf, the average field
+length) and the document, so it is computed once per generation: for a word in at least
+1 / COMMON_DIVISOR of the documents, as one double per docnum (0.0 where the word is not,
+or the document is deleted), which a query adds up with map(operator.add) and counts with
+array.count, loops in C; a one-word query takes its best from the column's matches sorted
+once (_ranked); for a rarer word, as a dict of its postings' scores (word_scores), merged.
+
+The floats are those of postings.bm25_scores: it adds a document's word scores in the
+query's word order starting from 0.0, and so does this (0.0 + s == s and s + 0.0 == s);
+a word absent from a document adds 0.0 here and nothing there. A matched document always
+has a score above 0 (Whoosh's BM25 idf is over 0.3 and a posting's weight over 0), which
+is what the count of matches relies on; a column that would break it is not made.
+tests/integration/test_search_columns.py pins the ranking to bm25_scores's, bit for bit.
+"""
+
+from __future__ import annotations
+
+import heapq
+import operator
+from array import array
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from functools import partial
+from itertools import compress
+from typing import Any
+
+from vault_tool.search.postings import add_bm25, bm25_scores, columns, doc_frequency, per_reader
+
+# A word in at least 1 / COMMON_DIVISOR of the documents is scored as a column...
+COMMON_DIVISOR = 20
+# ... in a vault of at least this many documents: below, walking postings costs little.
+COLUMNS_FROM = 2000
+# The columns kept per generation hold at most this many doubles (16 MB; the order of a
+# column's matches as much again), the least recently used dropped first: 200 words at
+# 10k, 20 at 100k.
+KEPT_DOUBLES = 1 << 21
+# The scores of rarer words kept per generation: at most this many (docnum, score), ~10 MB.
+KEPT_POSTINGS = 100_000
+
+
+class ColumnScores:
+    """docnum -> score of a query over a whole generation; len() is how many it matched.
+
+    ranked, when the scores are one word's column (filtered), gives that column's matches
+    in top_scored's order, so the best n are the first n the filters leave.
+    """
+
+    def __init__(
+        self, values: array, matched: int, ranked: Callable[[], array] | None = None
+    ) -> None:
+        self.values, self.matched, self.ranked = values, matched, ranked
+
+    def __len__(self) -> int:
+        return self.matched
+
+    def top(self, n: int, path: Any) -> list[tuple[int, float]]:
+        """The n best (docnum, score), best first, equal scores by path (as top_scored)."""
+        values = self.values
+        if self.ranked is not None:
+            best = []
+            for docnum in self.ranked():
+                if values[docnum]:  # (0.0: a match the filters left out)
+                    best.append((docnum, values[docnum]))
+                    if len(best) == n:
+                        break
+            return best
+        if self.matched > n:
+            threshold = heapq.nlargest(n, values)[-1]
+            chosen = compress(range(len(values)), map(threshold.__le__, values))
+        else:
+            chosen = compress(range(len(values)), values)  # (0.0, unmatched, is false)
+        best = [(docnum, values[docnum]) for docnum in chosen]
+        best.sort(key=lambda item: (-item[1], path[item[0]]))
+        return best[:n]
+
+
+def text_scores(
+    searcher: Any, field_name: str, words: list[str], allow: set | None, hidden: set | None
+) -> dict[int, float] | ColumnScores:
+    """docnum -> BM25F score of the words in one field, for every live document that has
+    one of them (in allow, if given; not in hidden): postings.bm25_scores's figures, by
+    column when a word is common in a large vault."""
+    if worth_columns(searcher, field_name, words):
+        return column_scores(searcher, field_name, words, allow, hidden)
+    return sparse_scores(searcher, field_name, words, allow, hidden)
+
+
+def sparse_scores(
+    searcher: Any, field_name: str, words: list[str], allow: set | None, hidden: set | None
+) -> dict[int, float]:
+    """text_scores from each word's scores of this generation (word_scores), merged: a
+    document's sum is built in the words' order from 0.0, as bm25_scores builds it."""
+    scores: dict[int, float] = {}
+    for word in words:
+        found = word_scores(searcher, field_name, word)
+        if not scores:
+            scores = dict(found)  # (0.0 + s == s)
+            continue
+        both = scores.keys() & found.keys()
+        scores = {**found, **scores}  # a document in both keeps its sum so far...
+        for docnum in both:
+            scores[docnum] += found[docnum]  # ... and gets this word's score added to it
+    return _filtered(scores, allow, hidden)
+
+
+def _filtered(scores: dict[int, float], allow: set | None, hidden: set | None) -> dict:
+    if allow is not None:
+        if len(allow) < len(scores):
+            scores = {docnum: scores[docnum] for docnum in allow if docnum in scores}
+        else:
+            scores = {docnum: score for docnum, score in scores.items() if docnum in allow}
+    if hidden:
+        for docnum in hidden & scores.keys():
+            del scores[docnum]
+    return scores
+
+
+def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float]:
+    """docnum -> BM25F score of one word, for every live document that has it: read from
+    the postings once per generation and kept (at most KEPT_POSTINGS of them, the least
+    recently used word dropped first). The caller must not change it."""
+    kept: OrderedDict = per_reader(searcher.reader(), "word scores", OrderedDict)
+    key = (field_name, word)
+    if key in kept:
+        kept.move_to_end(key)
+        return kept[key]
+    found = bm25_scores(searcher, field_name, [word], None, None)
+    kept[key] = found
+    held = per_reader(searcher.reader(), "word scores held", lambda: [0])
+    held[0] += len(found)
+    while held[0] > KEPT_POSTINGS and len(kept) > 1:
+        _, dropped = kept.popitem(last=False)
+        held[0] -= len(dropped)
+    return found
+
+
+def add_scores(
+    searcher: Any, field_name: str, words: list[str], scores: dict[int, float]
+) -> dict[int, float]:
+    """scores with the BM25F score of more words added, for those documents only: as
+    postings.add_bm25, a common word's from its column (one lookup per document, where
+    add_bm25 decodes every posting block that holds one of them)."""
+    scores = dict(scores)
+    asked = per_reader(searcher.reader(), "asked to add", Counter)
+    for word in words:
+        # A column costs a walk of the word's postings: made when the word comes back in
+        # this generation, not for the first query after a write (add_bm25 reads less).
+        asked[field_name, word] += 1
+        again = asked[field_name, word] > 1 or (field_name, word) in _kept(searcher)
+        column = _column(searcher, field_name, word) if again and _large(searcher) else None
+        if column is None:
+            scores = add_bm25(searcher, field_name, [word], scores)
+            continue
+        for docnum, score in scores.items():
+            if column[docnum]:  # (add_bm25 adds nothing for a document without the word)
+                scores[docnum] = score + column[docnum]
+    return scores
+
+
+def _large(searcher: Any) -> bool:
+    return searcher.doc_count_all() >= COLUMNS_FROM
+
+
+def worth_columns(searcher: Any, field_name: str, words: list[str]) -> bool:
+    """Whether a word of the query is in enough of a large enough vault to score by column."""
+    size = searcher.doc_count_all()
+    if not _large(searcher):
+        return False
+    return any(doc_frequency(searcher, field_name, w) * COMMON_DIVISOR >= size for w in words)
+
+
+def column_scores(
+    searcher: Any, field_name: str, words: list[str], allow: set | None, hidden: set | None
+) -> ColumnScores:
+    """text_scores by column: the common words' columns, the others' postings added in."""
+    size = searcher.doc_count_all()
+    total = array("d", bytes(8 * size))
+    column = None
+    for n, word in enumerate(words):
+        column = _column(searcher, field_name, word)
+        if column is not None:
+            # (the first word's scores are its column: 0.0 + s == s)
+            total = array("d", column if n == 0 else map(operator.add, total, column))
+            continue
+        for docnum, score in word_scores(searcher, field_name, word).items():
+            total[docnum] += score
+    if allow is not None:
+        kept = array("d", bytes(8 * size))
+        for docnum in allow:
+            kept[docnum] = total[docnum]
+        total = kept
+    for docnum in hidden or ():
+        total[docnum] = 0.0
+    ranked = None
+    # (with few documents allowed, the order would mostly hold others)
+    if len(words) == 1 and column is not None and (allow is None or len(allow) * 8 >= size):
+        # Sorted when the word comes back in this generation (a sort costs more than a scan).
+        asked = per_reader(searcher.reader(), "asked to rank", Counter)
+        asked[field_name, words[0]] += 1
+        if asked[field_name, words[0]] > 1:
+            ranked = partial(_ranked, searcher, field_name, words[0], column)
+    return ColumnScores(total, size - total.count(0.0), ranked)
+
+
+def _kept(searcher: Any) -> OrderedDict:
+    return per_reader(searcher.reader(), "impact columns", OrderedDict)
+
+
+def _ranked(searcher: Any, field_name: str, word: str, column: array) -> array:
+    """The docnums of a column's matches, best first and equal scores by path, as
+    top_scored orders them: sorted once per generation."""
+    kept = per_reader(searcher.reader(), "ranked columns", dict)
+    key = (field_name, word)
+    if key not in kept:
+        path = columns(searcher)["path"]
+        matched = compress(range(len(column)), column)
+        # By path, then (a stable sort) by score: C-level keys, twice as fast as one
+        # sort by (-score, path) through a Python key function.
+        by_path = sorted(matched, key=path.__getitem__)
+        kept[key] = array("q", sorted(by_path, key=column.__getitem__, reverse=True))
+    return kept[key]
+
+
+def _column(searcher: Any, field_name: str, word: str) -> array | None:
+    """The word's column of this generation, made on first use; None for a word in too few
+    documents (or one whose scores the column could not carry)."""
+    size = searcher.doc_count_all()
+    if doc_frequency(searcher, field_name, word) * COMMON_DIVISOR < size:
+        return None
+    kept = _kept(searcher)
+    key = (field_name, word)
+    if key in kept:
+        kept.move_to_end(key)
+        return kept[key]
+    scores = bm25_scores(searcher, field_name, [word], None, None)  # (not kept twice)
+    if any(score <= 0.0 for score in scores.values()):
+        kept[key] = None
+        return None
+    column = array("d", bytes(8 * size))
+    for docnum, score in scores.items():
+        column[docnum] = score
+    kept[key] = column
+    ranked = per_reader(searcher.reader(), "ranked columns", dict)
+    while sum(size for c in kept.values() if c is not None) > KEPT_DOUBLES and len(kept) > 1:
+        dropped, _ = kept.popitem(last=False)
+        ranked.pop(dropped, None)  # (its order: as large again)
+    return column
