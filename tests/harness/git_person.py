@@ -292,8 +292,9 @@ class GitPerson(Hands):
             # A folder the vault recreated while git emptied it, or a file it removed while
             # git listed the folder: git warns about that path and goes on.
             benign = ("Removing ", "warning: ")
-            if done.returncode != 0 and not all(line.startswith(benign) for line in said):
-                raise RuntimeError(f"{name}: git clean -xfd failed: {out(done)}")
+            unexpected = [line for line in said if line.strip() and not line.startswith(benign)]
+            if done.returncode != 0 and unexpected:
+                raise RuntimeError(f"{name}: git clean -xfd failed: {unexpected[:3]}")
             removed = [line for line in said if line.startswith("Removing ")]
             self.count("git_clean_removed", len(removed))
         after = f"notes/after-clean-{k}.md"
