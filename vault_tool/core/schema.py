@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -170,24 +171,35 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def validate(instance: Any, name: str, *, prefix: str = "") -> None:
-    """Raise InvalidInput (or LimitExceeded) for the first problem of instance against a schema."""
-    found = problems(instance, name, prefix=prefix)
+    """Raise InvalidInput (or LimitExceeded) for the first problem of instance against a schema:
+    the first of `problems`, the others never described (nor walked, for a valid instance)."""
+    found: list[Problem] = []
+    _check_text(instance, [], prefix, found)
+    if not found and not _is_valid(name)(instance):
+        first = min(_validator(name).iter_errors(instance), key=_severity)
+        found = _described(first, prefix)
     if found:
         raise refusal(found[:1])
 
 
 def problems(instance: Any, name: str, *, prefix: str = "") -> list[Problem]:
-    """Every problem of instance against a schema, the one to fix first first.
-
-    A valid instance costs one `is_valid` pass: the errors are only walked when there are some.
-    """
+    """Every problem of instance against a schema, the one to fix first first (a valid
+    instance costs one compiled check: the errors are only walked when there are some)."""
     found: list[Problem] = []
     _check_text(instance, [], prefix, found)
-    validator = _validator(name)
-    if not validator.is_valid(instance):
-        for error in sorted(validator.iter_errors(instance), key=_severity):
+    if not _is_valid(name)(instance):
+        for error in sorted(_validator(name).iter_errors(instance), key=_severity):
             found.extend(_described(error, prefix))
     return found
+
+
+@cache
+def _is_valid(name: str) -> Callable[[Any], bool]:
+    """Whether an instance is valid against a schema: compiled, or jsonschema's own check."""
+    from vault_tool.core.schema_check import compiled
+
+    validator = _validator(name)
+    return compiled(validator.schema) or validator.is_valid
 
 
 def _check_text(value: Any, path: list[Any], prefix: str, found: list[Problem]) -> None:
@@ -215,21 +227,24 @@ def _check_text(value: Any, path: list[Any], prefix: str, found: list[Problem]) 
 
 def errors_of(instance: Any, name: str) -> list[str]:
     """Every problem of instance against schema name, as readable lines (for output checks)."""
+    if _is_valid(name)(instance):
+        return []
     return [_describe(e, "")[0] for e in _validator(name).iter_errors(instance)]
 
 
 def invalid_keys(instance: dict[str, Any], name: str, keys: tuple[str, ...]) -> set[str]:
     """Which of these top-level keys of instance hold a value the schema refuses."""
-    return {
-        k for k in keys if k in instance and not _property_validator(name, k).is_valid(instance[k])
-    }
+    return {k for k in keys if k in instance and not _property_is_valid(name, k)(instance[k])}
 
 
 @cache
-def _property_validator(name: str, key: str) -> Any:
+def _property_is_valid(name: str, key: str) -> Callable[[Any], bool]:
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(_validator(name).schema["properties"][key])
+    from vault_tool.core.schema_check import compiled
+
+    subschema = _validator(name).schema["properties"][key]
+    return compiled(subschema) or Draft202012Validator(subschema).is_valid
 
 
 def field_path(parts: Any, prefix: str = "") -> str:

@@ -4,6 +4,10 @@ Reading refuses what makes YAML dangerous or ambiguous in a file people edit: an
 aliases (a "billion laughs" document), deep nesting, huge documents, and implicit
 timestamps (dates stay the strings the file holds, so a file renders back byte for byte).
 Writing is block style, with list items indented under their key, as people write YAML.
+
+Reading uses libyaml's C parser where PyYAML was built with it (most wheels are), else
+PyYAML's own: the same checks run on the node graph either builds, before any value is
+made, so the rules hold alike on both (only a syntax error's wording is each parser's own).
 """
 
 from __future__ import annotations
@@ -25,10 +29,14 @@ _YAML_HINT = (
 )
 
 
-def load_yaml(raw: str, path: str) -> dict[str, Any]:
+# The parsers at hand, the first the one used: libyaml's (C) reads front matter ~8x faster.
+PARSERS = ("libyaml", "python") if hasattr(yaml, "CSafeLoader") else ("python",)
+
+
+def load_yaml(raw: str, path: str, *, parser: str = PARSERS[0]) -> dict[str, Any]:
     """Front matter YAML -> dict, refusing aliases, deep nesting and non-mapping documents."""
     try:
-        meta = yaml.load(raw, Loader=_loader())
+        meta = yaml.load(raw, Loader=_loader(parser))
     except yaml.MarkedYAMLError as problem:
         mark = problem.problem_mark or problem.context_mark
         # The splitter leaves the newline after the opening --- at the start of raw, so
@@ -50,8 +58,8 @@ def load_yaml(raw: str, path: str) -> dict[str, Any]:
 
 
 @cache
-def _loader() -> type:
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _loader(parser: str) -> type:
+    base = yaml.CSafeLoader if parser == "libyaml" else yaml.SafeLoader
 
     class FrontMatterLoader(base):  # type: ignore[misc, valid-type]
         # Dates stay strings: the file's text is the value, and validation checks its shape.
