@@ -1,10 +1,11 @@
 """Tables and plots for docs/benchmarks.md from the JSON in bench/results/.
 
-    python -m bench.report [--results bench/results] [--doc docs/benchmarks.md]
+    python -m bench.report [--results bench/results] [--doc docs/benchmarks.md] [--only-targets]
 
-Rewrites the part of docs/benchmarks.md between the `<!-- results:start -->` and
-`<!-- results:end -->` markers (the prose around it is kept) and draws the PNG plots into
-docs/img/ (matplotlib, from the `bench` extra).
+Rewrites the parts of docs/benchmarks.md between the `<!-- targets:start -->` /
+`<!-- targets:end -->` markers (bench.targets' table) and the `<!-- results:start -->` /
+`<!-- results:end -->` markers (the prose around them is kept), and draws the PNG plots
+into docs/img/ (matplotlib, from the `bench` extra).
 """
 
 from __future__ import annotations
@@ -595,13 +596,19 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md")
     parser.add_argument("--img", type=Path, default=ROOT / "docs" / "img")
+    parser.add_argument(
+        "--only-targets",
+        action="store_true",
+        help="rewrite only the targets table (from targets-N.json), keeping the other tables",
+    )
     args = parser.parse_args()
     results = load(args.results)
-    update_doc(args.doc, markdown_tables(results))
     if results["targets"]:
         update_doc(args.doc, target_limits.markdown(results["targets"]), TARGETS_START, TARGETS_END)
-    for path in plots(results, args.img):
-        print("drew", path)
+    if not args.only_targets:
+        update_doc(args.doc, markdown_tables(results))
+        for path in plots(results, args.img):
+            print("drew", path)
     print("updated", args.doc)
 
 

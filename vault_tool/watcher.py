@@ -123,6 +123,7 @@ class Watcher:
         self._last_beat = 0.0
         self._observer: Any = None
         self._handler: Any = None
+        self._events: list[type] = []  # the kinds of event watched (_start_observer)
         self._folders: dict[str, Any] = {}  # top-level folder -> its recursive watch
         self._thread: threading.Thread | None = None
 
@@ -188,12 +189,12 @@ class Watcher:
     # --- events ----------------------------------------------------------------------------
 
     def _start_observer(self) -> None:
-        from watchdog.events import FileSystemEventHandler
+        from watchdog import events
         from watchdog.observers import Observer
 
         watcher = self
 
-        class Handler(FileSystemEventHandler):
+        class Handler(events.FileSystemEventHandler):
             def on_any_event(self, event: Any) -> None:
                 watcher._on_event(event)
 
@@ -202,9 +203,20 @@ class Watcher:
             inotify_log.addFilter(_StopRace())
         self._observer = Observer()
         self._handler = Handler()
+        # Only the events that can change a file (the kernel is not even asked for the
+        # others): every read of a note, by anyone (git status, a catch-up, an editor),
+        # would otherwise wake the observer twice, and each write of ours in a folder
+        # once more for the folder itself.
+        self._events = [
+            events.FileCreatedEvent, events.FileModifiedEvent, events.FileClosedEvent,
+            events.FileMovedEvent, events.FileDeletedEvent,
+            events.DirCreatedEvent, events.DirMovedEvent, events.DirDeletedEvent,
+        ]  # fmt: skip
         # The top level alone, then each visible folder with all below it: never .git or
         # .vault, whose every write (objects, refs, index segments) would wake us for nothing.
-        self._observer.schedule(self._handler, str(self.root), recursive=False)
+        self._observer.schedule(
+            self._handler, str(self.root), recursive=False, event_filter=self._events
+        )
         self._observer.start()
         # Listed once the top level is watched: a folder made meanwhile has an event too.
         for entry in os.scandir(self.root):
@@ -221,7 +233,7 @@ class Watcher:
             return
         with contextlib.suppress(OSError):  # gone again already: its deletion says so
             self._folders[name] = self._observer.schedule(
-                self._handler, str(self.root / name), recursive=True
+                self._handler, str(self.root / name), recursive=True, event_filter=self._events
             )
 
     def _unwatch_folder(self, name: str) -> None:
@@ -333,11 +345,9 @@ class Watcher:
             self.vault.merge_index_when_idle()
 
     def _sync_everything(self) -> SyncReport:
-        self.vault.catching_up = True
-        try:
-            return self.vault.take_in_offline_changes(self._beat)
-        finally:
-            self.vault.catching_up = False
+        # Searches meanwhile say the index is catching up only while the intake has found
+        # changes it has not indexed yet, never for the scan alone.
+        return self.vault.take_in_offline_changes(self._beat)
 
 
 def narration(event: dict[str, Any]) -> str:

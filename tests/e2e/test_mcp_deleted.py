@@ -33,7 +33,7 @@ async def test_a_deleted_memory_read_by_id_says_when_who_and_how_to_restore(vaul
         assert read.is_error
         ERROR_SCHEMA.validate(read.structured_content)
         error = read.structured_content["error"]
-        assert error["code"] == "not_found"
+        assert error["code"] == "not_found", error
         assert "was deleted on" in error["message"] and CLIENT_NAME in error["message"]
         assert gone["version_id"][:10] in error["message"]
         assert f"vault-tool restore {made['memory_id']}" in error["hint"]

@@ -42,6 +42,8 @@ def filled(vault_path: Path) -> Path:
     with Vault.open(vault_path) as vault:
         for title in TITLES:  # one segment each: damage to one leaves the others readable
             vault.remember(create_args(title))
+            with vault._store.write_lock():
+                vault._index.flush()  # (a write goes to the journal of recent writes first)
     return vault_path
 
 

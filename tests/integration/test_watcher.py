@@ -281,7 +281,8 @@ def test_removing_the_run_folder_under_a_leader_leaves_it_leading(watched, vault
 
 def test_git_clean_xfd_under_a_leader_leaves_it_watching_and_searching(watched, vault_path):
     made = watched.remember(create_args("Wombats dig burrows", body="Cube-shaped droppings."))
-    segments = list((vault_path / ".vault" / "index").glob("*.seg"))
+    index = vault_path / ".vault" / "index"
+    segments = [*index.glob("*.seg"), *index.glob("recent-*.jsonl")]  # (the write's journal)
     # Index, run files and ledger: all of .vault's caches. (git exits 1 when the leader
     # writes its next heartbeat into a folder git is removing: "Directory not empty".)
     subprocess.run(["git", "clean", "-xfdq"], cwd=vault_path, capture_output=True, check=False)

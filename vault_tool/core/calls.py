@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from vault_tool.core import ids, redact, schema
+from vault_tool.core import ids, redact, schema, stages
 from vault_tool.core.memory import first_h1
 from vault_tool.core.times import MOMENT_FORMS, parse_moment, parse_time
 from vault_tool.errors import InvalidInput
@@ -48,6 +48,7 @@ class Call:
     batch: bool = False
 
 
+@stages.timed("arguments")
 def check_call(args: Any) -> Call:
     """Validate a remember call and prepare its drafts; raise InvalidInput listing every problem."""
     if not isinstance(args, dict):
@@ -154,6 +155,7 @@ class SearchCall:
     as_sent: dict[str, Any] = field(default_factory=dict)
 
 
+@stages.timed("arguments")
 def check_search(args: Any) -> SearchCall:
     """Validate a search call; raise InvalidInput listing every problem."""
     if not isinstance(args, dict):

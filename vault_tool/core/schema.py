@@ -125,7 +125,7 @@ def bundled(name: str) -> dict[str, Any]:
 
     def rewrite(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: (_local_ref(v) if k == "$ref" else rewrite(v)) for k, v in node.items()}
+            return {k: (local_ref(v) if k == "$ref" else rewrite(v)) for k, v in node.items()}
         if isinstance(node, list):
             return [rewrite(v) for v in node]
         return node
@@ -136,7 +136,7 @@ def bundled(name: str) -> dict[str, Any]:
     return schema
 
 
-def _local_ref(ref: str) -> str:
+def local_ref(ref: str) -> str:
     """memory.schema.json#/$defs/x -> #/$defs/x; error.schema.json -> #/$defs/error_result."""
     if ref == "error.schema.json":
         return "#/$defs/error_result"

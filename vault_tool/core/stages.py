@@ -9,10 +9,14 @@ not to nest: a name's time includes any stage marked inside it.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _current = threading.local()
 
@@ -41,6 +45,20 @@ def stage(name: str) -> Iterator[None]:
         yield
     finally:
         collected[name] = collected.get(name, 0.0) + time.perf_counter() - started
+
+
+def timed(name: str) -> Callable[[F], F]:
+    """A function whose every call is the stage `name` (see stage)."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def timed_call(*args: Any, **kwargs: Any) -> Any:
+            with stage(name):
+                return function(*args, **kwargs)
+
+        return timed_call  # type: ignore[return-value]
+
+    return decorate
 
 
 def as_milliseconds(collected: dict[str, float]) -> dict[str, float]:

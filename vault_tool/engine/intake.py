@@ -60,6 +60,9 @@ class Intake:
         self.index = index
         self.root = store.root
         self.hand_edits = HandEdits(store, index)
+        # True while a catch-up has found changes it has not indexed yet: searches say so then,
+        # and only then (a scan that finds nothing to do is not worth a note).
+        self.pending = False
 
     def catch_up(self, progress: Progress | None = None) -> SyncReport:
         """Index what changed in the folder since the index last saw it; never rewrites files.
@@ -72,6 +75,13 @@ class Intake:
         if read_state(self.store.repo.git_dir).applying:
             return report
         head = self.store.head_sha()
+        was_pending = self.pending
+        try:
+            return self._caught_up(head, report, progress)
+        finally:
+            self.pending = was_pending
+
+    def _caught_up(self, head: str, report: SyncReport, progress: Progress | None) -> SyncReport:
         known = self.index.states()
         on_disk = dict(self.store.iter_memory_paths())
         changed = [
@@ -79,17 +89,41 @@ class Intake:
             for p, st in on_disk.items()
             if known.get(p, (None, None))[:2] != (st.st_mtime_ns, st.st_size)
         ]
-        changed += self._committed_since_last_catch_up(
+        recommitted = self._committed_since_last_catch_up(
             head, set(known) & set(on_disk) - set(changed)
         )
-        report.unchanged = len(on_disk) - len(changed)
+        report.unchanged = len(on_disk) - len(changed) - len(recommitted)
         report.removed = sorted(set(known) - set(on_disk))
+        # Searches say so while this is indexed, unless all of it is what this process wrote
+        # (and indexed) while the scan ran.
+        self.pending = bool(recommitted) or self._any_stale([*changed, *report.removed])
+        changed += recommitted
         if changed or report.removed:
             unindexed = set(changed) - set(known)
             self.index_paths(changed, report.removed, report, progress, unindexed=unindexed)
         with contextlib.suppress(OSError):  # without it, the next catch-up checks more
             replace_text(self.index.dir / HEAD_RECORD, head)
         return report
+
+    def _any_stale(self, paths: list[str]) -> bool:
+        """Whether the index holds another version of any of these files than the folder.
+
+        Asked under the write lock, so that a write of this process half-way through (its
+        file renamed in, the index not updated yet) is not taken for a change to catch up on.
+        """
+        if not paths:
+            return False
+        with self.store.write_lock():
+            for path in paths:
+                stat, indexed = stat_or_none(self.root / path), self.index.by_path(path)
+                if stat is None and indexed is not None:
+                    return True
+                seen = None if stat is None else (stat.st_mtime_ns, stat.st_size)
+                if stat is not None and (
+                    indexed is None or (indexed.mtime_ns, indexed.size) != seen
+                ):
+                    return True
+        return False
 
     def filled(self) -> bool:
         """Whether a catch-up has read the whole folder into this index since it was made.
@@ -156,6 +190,7 @@ class Intake:
         lookup of an old one (a third of a full reindex).
         """
         report = report or SyncReport()
+        self.store.commits.own.forget([*paths, *removed])  # indexed here, as they are now
         problems = recorded.load(self.store.run_dir)
         bulk = len(paths) >= BULK_DOCUMENTS and (os.cpu_count() or 1) > 1
         with self.store.write_lock(), self.index.writer(bulk=bulk) as writer:
@@ -226,6 +261,7 @@ class Intake:
         nested = NestedFolders(self.root)
         paths = [p for p in paths if not nested.holds(p)]
         problems = recorded.load(self.store.run_dir)
+        self.store.commits.own.forget(paths)  # taken in here, as they are now
         with self.store.write_lock():
             known = {p: self.index.by_path(p) for p in paths}
             ready: dict[str, Checked] = {}
@@ -260,12 +296,16 @@ class Intake:
         """
         self.store.commits.require_committable()
         stat = stat_or_none(self.root / path)
-        if stat is None or not S_ISREG(stat.st_mode):
-            return False  # gone, a FIFO (reading it would block), a symlink: sync_paths decides
+        if stat is None:
+            return self.store.commits.is_own(path, None)  # a delete of this process's own
+        if not S_ISREG(stat.st_mode):
+            return False  # a FIFO (reading it would block), a symlink: sync_paths decides
         try:
             data = self.store.read_bytes(path)
         except (InvalidInput, OSError):
             return False
+        if data is not None and self.store.commits.is_own(path, data):
+            return True  # this process's own write: committed and indexed as it is
         return data is not None and self.hand_edits.taken_in(self.index.by_path(path), path, data)
 
     def _index_synced(
@@ -307,8 +347,12 @@ class Intake:
         (VaultBusy while git is busy: nothing is taken in then)."""
         self.store.commits.require_committable()
         pending = self.store.uncommitted_paths()
-        report = self.sync_paths(pending) if pending else SyncReport()
-        caught = self.catch_up(progress)
+        self.pending = self._any_stale(pending)
+        try:
+            report = self.sync_paths(pending) if pending else SyncReport()
+            caught = self.catch_up(progress)
+        finally:
+            self.pending = False
         report.indexed += caught.indexed
         report.removed += caught.removed
         report.problems.update(caught.problems)

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import redact
+from vault_tool.core import redact, stages
 from vault_tool.core.ids import new_id
 from vault_tool.errors import InvalidInput, NotFound
 from vault_tool.storage import durable
@@ -45,6 +45,7 @@ class Ledger:
         self._judgements: list[tuple[str, int, str]] = []
         self._judgements_key: tuple[int, int] | None = None
 
+    @stages.timed("ledger")
     def record_search(
         self,
         *,

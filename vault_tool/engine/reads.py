@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from vault_tool.core import calls
+from vault_tool.core import calls, stages
 from vault_tool.core.calls import Controls
 from vault_tool.core.query import parse_query
 from vault_tool.core.text import query_words
@@ -15,6 +15,7 @@ from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
 
 
+@stages.timed("ranking")
 def ranked(
     index: Index,
     query: str,
@@ -71,6 +72,7 @@ def listed(index: Index, filters: dict[str, Any], *, limit: int, offset: int) ->
     return {"memories": memories, "total": total}
 
 
+@stages.timed("reading")
 def addressed(
     doc: Indexed, index: Index, problems: dict[str, dict[str, Any]] | None = None
 ) -> dict[str, Any]:

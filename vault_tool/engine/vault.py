@@ -40,7 +40,9 @@ class Vault:
         self._intake = Intake(store, index)
         self._writer = Writer(store, index)
         self._recovery = Recovery(self._intake, index)  # rebuilds the index if it is damaged
-        index.behind = lambda: self.catching_up or self._recovery.refilling()
+        index.behind = lambda: (
+            self.catching_up or self._intake.pending or self._recovery.refilling()
+        )
         self.client = clean_client(client)
         self.root = store.root
         # True while a background catch-up runs: searches then say they may miss changes.
@@ -367,15 +369,15 @@ class Vault:
     def merge_index_when_idle(self) -> bool:
         """Merge index segments if there are many; True if done, VaultBusy if a writer holds
         the lock for more than a moment (the caller tries again later)."""
-        if self._index.segment_count() <= MERGE_AT_SEGMENTS:
+        if self._index.segment_count() <= MERGE_AT_SEGMENTS and not self._index.flush_due():
             return False
         with self._store.write_lock(timeout=0.05):
-            self._index.merge_segments()
+            self._index.merge_segments()  # (and the journal of recent writes flushed)
         return True
 
     def optimize_index(self) -> bool:
         """Merge the whole index into one segment (writers wait); False if it is one already."""
-        if self._index.segment_count() <= 1:
+        if self._index.segment_count() <= 1 and not self._index.pending_writes():
             return False
         with self._store.write_lock():
             self._index.optimize()

@@ -160,8 +160,8 @@ class Writer:
         of = changelog.Entry(doc.memory_type, doc.title, doc.memory_id)
         message = changelog.one("delete", of, client)
         sha = self.store.apply([Change(doc.path, None, doc.title, expected=data)], message)
-        with self.index.writer() as writer:
-            self.index.forget(writer, [doc.path])
+        with self.index.recorded() as writer:
+            writer.forget([doc.path])
         return write_result("delete", "deleted", doc.memory_id, sha, doc.path, [])
 
     def current(self, memory_id: str, expected: str) -> tuple[Indexed, bytes, str]:
@@ -239,9 +239,9 @@ class Writer:
         """Index files just committed (an index that cannot be written is rebuilt instead:
         the commit stands). new_paths: none of them is in the index yet (path_for checked,
         under the write lock), so no old document is looked up."""
-        with self.index.writer() as writer:
+        with self.index.recorded() as writer:
             if not new_paths:
-                self.index.forget(writer, [path for _, path, _ in written])
+                writer.forget([path for _, path, _ in written])
             for memory, path, data in written:
                 try:
                     stat = (self.root / path).stat()
@@ -307,8 +307,8 @@ class Writer:
             result.version_id = self.store.apply(changes, message, author_date=author_date)
             self.index_written(written, result.version_id)
             if removed:
-                with self.index.writer() as writer:
-                    self.index.forget(writer, removed)
+                with self.index.recorded() as writer:
+                    writer.forget(removed)
             return result
 
 

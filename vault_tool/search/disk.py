@@ -13,6 +13,7 @@ index is rebuilt from the files.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import struct
@@ -39,6 +40,8 @@ DAMAGE: tuple[type[BaseException], ...] = (
 )
 # A zero-length TOC fails inside Whoosh's varint decoding with a TypeError (ord of b"").
 TOC_DAMAGE = (*DAMAGE, TypeError)
+# Written last when an index is made: an index without it is unfinished and is rebuilt.
+META_FILE = "vault-tool-index.json"
 
 
 class DurableStorage(FileStorage):
@@ -89,3 +92,32 @@ class DroppedWriter:
 def storage(folder: Path) -> DurableStorage:
     """The storage of the index in folder."""
     return DurableStorage(folder)
+
+
+def index_state(root: Path) -> tuple[str, int | None]:
+    """ok, missing, outdated or damaged, and the schema version the index was built with
+    (for checks, which look without opening: Index.open() would build a missing index)."""
+    from whoosh.reading import SegmentReader
+
+    from vault_tool.search.documents import INDEX_SCHEMA_VERSION
+
+    folder = root / ".vault" / "index"
+    try:
+        version = json.loads((folder / META_FILE).read_text())["schema_version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "missing", None
+    if version != INDEX_SCHEMA_VERSION:
+        return "outdated", version
+    files = storage(folder)
+    if not files.index_exists():
+        return "missing", version
+    try:
+        toc = files.open_index()._read_toc()
+    except TOC_DAMAGE:
+        return "damaged", version
+    for segment in toc.segments:  # a segment that cannot be opened cannot be searched
+        try:
+            SegmentReader(files, toc.schema, segment, generation=toc.generation).close()
+        except DAMAGE:
+            return "damaged", version
+    return "ok", version

@@ -1,8 +1,11 @@
-"""The Whoosh index on disk: its lifetime, writers, searcher reuse, lookups and state.
+"""The Whoosh index on disk: its lifetime, writers, the journal's flush, searcher reuse.
 
 The index is a cache of the files (deleting .vault/index loses nothing); documents.py says
 what it holds of each. Writers hold the vault lock; readers never block, and a searcher is
-reopened after each commit keeping the readers of every segment that is still there.
+reopened after each commit keeping the readers of every segment that is still there. The
+tool's own writes go to the journal of recent writes (recorded(), recent.py), searched
+beside the segments, and flushed into one segment when idle, when big, and before any
+other commit (writer()); lookups are in lookups.py.
 A damaged index (disk.py says what counts) never fails a call: reads answer from the
 segments that can be read, a failed index update is dropped (the files and git have the
 write), and `damaged` plus the on_damage hook let the engine rebuild it from the files.
@@ -21,14 +24,15 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from vault_tool.errors import NotFound, VaultBusy, VaultError
-from vault_tool.search.documents import INDEX_SCHEMA_VERSION, Indexed, whoosh_schema
+from vault_tool.errors import VaultBusy, VaultError
+from vault_tool.search.documents import INDEX_SCHEMA_VERSION, whoosh_schema
+from vault_tool.search.lookups import Lookups
 from vault_tool.search.readers import read_toc, remember_missing_columns, segment_state
+from vault_tool.search.recent import IDLE_SECONDS, PAUSE_SECONDS, Recent, Recorder, journals
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-_META_FILE = "vault-tool-index.json"
 # Writes merge segments themselves once there are this many; the leader merges earlier.
 MAX_SEGMENTS = 12
 # The leader merges when there are more segments than this.
@@ -38,44 +42,24 @@ MERGE_AT_SEGMENTS = 6
 def index_state(root: Path) -> tuple[str, int | None]:
     """ok, missing, outdated or damaged, and the schema version the index was built with
     (for checks, which look without opening: Index.open() would build a missing index)."""
-    from whoosh.reading import SegmentReader
+    from vault_tool.search import disk
 
-    from vault_tool.search.disk import DAMAGE, TOC_DAMAGE, storage
-
-    folder = root / ".vault" / "index"
-    try:
-        version = json.loads((folder / _META_FILE).read_text())["schema_version"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return "missing", None
-    if version != INDEX_SCHEMA_VERSION:
-        return "outdated", version
-    files = storage(folder)
-    if not files.index_exists():
-        return "missing", version
-    try:
-        toc = files.open_index()._read_toc()
-    except TOC_DAMAGE:
-        return "damaged", version
-    for segment in toc.segments:  # a segment that cannot be opened cannot be searched
-        try:
-            SegmentReader(files, toc.schema, segment, generation=toc.generation).close()
-        except DAMAGE:
-            return "damaged", version
-    return "ok", version
+    return disk.index_state(root)
 
 
 class IndexDamaged(VaultError):
     """A read of the index failed on damaged files (it is being rebuilt from the files)."""
 
 
-class Index:
+class Index(Lookups):
     """The on-disk index of one vault. Writers hold the vault lock; readers never block."""
 
     def __init__(self, root: Path) -> None:
         self.dir = root / ".vault" / "index"
         self._create_lock = root / ".vault" / "run" / "index-create.lock"
         self._ix: Any = None
-        self._searcher: Any = None
+        self._searcher: Any = None  # of the segments on disk
+        self._recent = Recent(self.dir)
         self._guard = threading.RLock()
         self.rebuilt = False
         # What was found unreadable (None while all is well), and who rebuilds it.
@@ -103,11 +87,11 @@ class Index:
 
     def _open_existing(self) -> bool:
         """Open the index if it is there and current; False if it must be (re)built."""
-        from vault_tool.search.disk import storage
+        from vault_tool.search.disk import META_FILE, storage
 
         current = False
         with contextlib.suppress(OSError, ValueError, KeyError):
-            meta = json.loads((self.dir / _META_FILE).read_text())
+            meta = json.loads((self.dir / META_FILE).read_text())
             current = meta["schema_version"] == INDEX_SCHEMA_VERSION
         if not current:
             return False
@@ -128,7 +112,7 @@ class Index:
         return False
 
     def _create(self) -> None:
-        from vault_tool.search.disk import storage
+        from vault_tool.search.disk import META_FILE, storage
 
         if self.dir.exists():
             shutil.rmtree(self.dir)
@@ -136,9 +120,9 @@ class Index:
         self._ix = storage(self.dir).create_index(whoosh_schema())
         self.damaged = None
         # Written last: an index without it is unfinished and is rebuilt.
-        meta = self.dir / f"{_META_FILE}.tmp"
+        meta = self.dir / f"{META_FILE}.tmp"
         meta.write_text(json.dumps({"schema_version": INDEX_SCHEMA_VERSION}))
-        os.replace(meta, self.dir / _META_FILE)
+        os.replace(meta, self.dir / META_FILE)
         self.rebuilt = True
 
     def clear(self) -> None:
@@ -171,10 +155,18 @@ class Index:
                 self._ix = None
 
     @contextlib.contextmanager
-    def writer(self, *, optimize: bool = False, bulk: bool = False) -> Iterator[Any]:
+    def writer(
+        self,
+        *,
+        optimize: bool = False,
+        bulk: bool = False,
+        merge: bool = False,
+        _flush: bool = False,
+    ) -> Iterator[Any]:
         """A writer whose changes are committed on success, dropped on error (raised) and
         on damage to the index's files (noted, and the index rebuilt: see below).
 
+        The journal of recent writes (recent.py) is flushed first, in a commit of its own.
         Writes add a segment without merging, which keeps a write's index update short;
         the watcher's leader merges segments off the hot path (merge_segments). Past
         MAX_SEGMENTS, a write merges anyway, so queries never slow down without bound
@@ -182,6 +174,9 @@ class Index:
         process while this one parses files.
         """
         from whoosh.writing import LockError
+
+        if not _flush and journals(self.dir):
+            self.flush()
 
         # multisegment: each process's documents stay a segment of their own. Merging them
         # re-reads and re-writes every posting in Python, half of a full reindex (10k:
@@ -202,10 +197,18 @@ class Index:
         # Most updates follow a commit: the files and git hold what was written, so an
         # update that fails on the index's files leaves it behind, for the rebuild to index.
         try:
+            if _flush and hasattr(writer, "generation"):
+                if self._recent.generation != writer.generation - 1:  # (the lock prevents it)
+                    raise IndexDamaged("its journal of recent writes is of another generation")
+                self._recent.hide_on_disk(writer.segments)
+                for document in self._recent.documents_to_write():
+                    writer.add_document(**document)
             yield writer
             # writer.segments: the segments it started from (reading the TOC again costs ~3 ms).
-            merge = optimize or len(getattr(writer, "segments", ())) >= MAX_SEGMENTS
+            merge = merge or optimize or len(getattr(writer, "segments", ())) >= MAX_SEGMENTS
             writer.commit(optimize=optimize, merge=merge)
+            for journal in journals(self.dir) if _flush else ():
+                journal.unlink(missing_ok=True)  # (after the commit that holds it)
         except (*DAMAGE, IndexDamaged) as problem:
             with contextlib.suppress(Exception):
                 writer.cancel()
@@ -226,14 +229,52 @@ class Index:
             return 0
 
     def merge_segments(self) -> None:
-        """Merge small segments (the caller holds the vault's write lock)."""
-        from vault_tool.search.disk import TOC_DAMAGE
+        """Flush the journal and merge small segments (the caller holds the write lock)."""
+        self.flush(merge=True)
 
+    @contextlib.contextmanager
+    def recorded(self) -> Iterator[Recorder]:
+        """A writer of one write's changes (forget, add_document) into the journal of recent
+        writes (recent.py): searchable when it ends, in every process, and written to disk
+        by a later flush. The caller holds the vault's write lock, as for writer()."""
+        from vault_tool.search.disk import DAMAGE
+
+        recorder = Recorder()
+        yield recorder
+        if not (recorder.forgotten or recorder.added):
+            return
         with self._guard:
             try:
-                self._ix.writer(timeout=10.0).commit(merge=True)
-            except TOC_DAMAGE as problem:
-                self._damaged(f"a merge of its segments failed ({problem})")
+                with self.searcher():  # reads the latest generation's journal to its end
+                    pass
+                self._recent.append(recorder)
+                with self.searcher():  # builds the record's segment now, not at a search
+                    pass
+            except (*DAMAGE, IndexDamaged) as problem:  # (the files and git have the write)
+                self._damaged(f"an update of it failed ({problem})")
+                return
+        if self._recent.due(hard=True):
+            self.flush()
+
+    def flush(self, *, merge: bool = False) -> None:
+        """Write the journal into a segment on disk and remove it; merge: small segments
+        too (the caller holds the vault's write lock)."""
+        with self._guard:
+            with contextlib.suppress(IndexDamaged), self.searcher():
+                pass  # (the journal read to its end)
+            with self.writer(merge=merge, _flush=True):
+                pass
+
+    def flush_due(self) -> bool:
+        """Whether the journal should be flushed now: idle long enough, or big."""
+        with self._guard, contextlib.suppress(IndexDamaged), self.searcher():
+            idle = self._recent.idle_for()  # (big: flushed between two writes in a stream)
+            return idle >= IDLE_SECONDS or (idle >= PAUSE_SECONDS and self._recent.due())
+        return False
+
+    def pending_writes(self) -> bool:
+        """Whether the journal of recent writes holds writes no segment on disk has yet."""
+        return bool(journals(self.dir))
 
     def optimize(self) -> None:
         """Merge every segment into one (the caller holds the vault's write lock)."""
@@ -251,7 +292,7 @@ class Index:
                 # (Damage found while opening leaves out only what it found.)
                 self._searcher = reopen(self._ix, self._searcher, self._noted)
             try:
-                yield self._searcher
+                yield self._recent.view(self._searcher, self._ix)
             except DAMAGE as problem:
                 self._damaged(f"a read of it failed ({problem})")
                 raise IndexDamaged(
@@ -310,91 +351,9 @@ class Index:
                 for docnum in searcher.document_numbers(path=path):
                     writer.delete_document(docnum)
 
-    # --- lookups -------------------------------------------------------------------------
 
-    def find(self, field: str, value: str) -> list[Indexed]:
-        """Every document whose ID field equals value."""
-        if not value:
-            return []
-        stored = self.read(lambda searcher: list(searcher.documents(**{field: value})))
-        return [Indexed.from_stored(f) for f in stored]
+def scratch_searcher(documents: Iterable[dict[str, Any]]) -> Any:
+    """A searcher over a throwaway in-memory index of these documents (in_memory.py)."""
+    from vault_tool.search import in_memory
 
-    def by_id(self, memory_id: str) -> Indexed | None:
-        """The memory with this id; for a duplicated id, the one with the smallest path."""
-        found = sorted(self.find("memory_id", memory_id), key=lambda d: d.path)
-        return found[0] if found else None
-
-    def require(self, memory_id: str) -> Indexed:
-        """The memory with this id; NotFound (naming the fix) if there is none, VaultBusy
-        while the index is behind (its file may not have been read yet)."""
-        doc = self.by_id(memory_id)
-        if doc is not None:
-            return doc
-        if self.behind():
-            raise VaultBusy(
-                "memory_id: the search index is being rebuilt or caught up from the files "
-                f"and does not hold {memory_id} yet",
-                hint="retry in a moment (nothing was changed or lost)",
-                field="memory_id",
-            )
-        raise NotFound(
-            f"memory_id: no memory has id {memory_id}",
-            hint="search with a query to find the memory and its current id",
-            field="memory_id",
-        )
-
-    def by_path(self, path: str) -> Indexed | None:
-        """The document of this file."""
-        found = self.find("path", path)
-        return found[0] if found else None
-
-    def expired_by(self, moment: int) -> list[Indexed]:
-        """Every memory whose expires_at (epoch seconds) is at or before moment."""
-        from whoosh import query as q
-
-        due = q.NumericRange("expires_ts", 1, moment)
-        stored = self.read(lambda s: [s.stored_fields(d) for d in s.docs_for_query(due)])
-        return [Indexed.from_stored(f) for f in stored]
-
-    def deltas(self) -> list[tuple[str, str, dict[str, Any]]]:
-        """(path, memory id, semantic delta) of every indexed memory.
-
-        A list, read at once: the searcher's lock is held while it is read, and a caller
-        working through the memories must not keep searches and writes waiting.
-        """
-        stored = self.read(lambda searcher: list(searcher.all_stored_fields()))
-        return [
-            (f["path"], f["memory_id"], json.loads(f["record"])["semantic_delta"]) for f in stored
-        ]
-
-    def states(self) -> dict[str, tuple[int, int, str]]:
-        """path -> (mtime_ns, size, blob) of every indexed file: what catch-up compares."""
-        return self.read(_states)
-
-    def count(self) -> int:
-        """Number of indexed files."""
-        return self.read(lambda searcher: searcher.doc_count())
-
-
-def _states(searcher: Any) -> dict[str, tuple[int, int, str]]:
-    reader = searcher.reader()
-    if reader.doc_count_all() == 0:
-        return {}  # (an empty index's reader has no columns)
-    path, mtime, size, blob = (
-        reader.column_reader(name) for name in ("path", "mtime_ns", "size", "blob")
-    )
-    return {path[d]: (mtime[d], size[d], blob[d]) for d in reader.all_doc_ids()}
-
-
-@contextlib.contextmanager
-def scratch_searcher(documents: Iterable[dict[str, Any]]) -> Iterator[Any]:
-    """A searcher over a throwaway in-memory index of these documents (documents.py's)."""
-    from whoosh.filedb.filestore import RamStorage
-
-    ix = RamStorage().create_index(whoosh_schema())
-    writer = ix.writer()
-    for document in documents:
-        writer.add_document(**document)
-    writer.commit()
-    with ix.searcher() as searcher:
-        yield searcher
+    return in_memory.scratch_searcher(documents)

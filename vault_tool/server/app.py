@@ -18,7 +18,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
-from vault_tool.server import tools
+from vault_tool.server import early, handshake, tools
 from vault_tool.server.handshake import SERVER_INFO
 from vault_tool.server.runtime import Runtime
 
@@ -26,14 +26,12 @@ from vault_tool.server.runtime import Runtime
 def build_server(runtime: Runtime) -> Server[Any]:
     """A Server whose two tools call the runtime's vault."""
 
-    async def list_tools(
-        ctx: Any, params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        _, read_only = _access(ctx)
-        listed = [s for s in tools.tool_specs() if not (s.writes and read_only)]
-        return types.ListToolsResult(tools=[listed_tool(s) for s in listed])
+    # Both handlers answer with the wire's dicts (early.py): the SDK validates a result once
+    # as it sends it, so building its models first would only do that work twice.
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
+        return early.tools_list_result(read_only=_access(ctx)[1])
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
         try:
             spec = tools.spec(params.name)
         except tools.UnknownTool:
@@ -48,7 +46,7 @@ def build_server(runtime: Runtime) -> Server[Any]:
             runtime.record_call(
                 spec.name, outcome, client=client, token=token, started=time.perf_counter()
             )
-            return _result(outcome)
+            return early.call_result(outcome)
         cancelled = threading.Event()
         call = partial(
             runtime.call,
@@ -65,7 +63,7 @@ def build_server(runtime: Runtime) -> Server[Any]:
         except anyio.get_cancelled_exc_class():
             cancelled.set()
             raise
-        return _result(outcome)
+        return early.call_result(outcome)
 
     return Server(
         SERVER_INFO["name"],
@@ -78,17 +76,10 @@ def build_server(runtime: Runtime) -> Server[Any]:
 
 
 def client_name(ctx: Any) -> str:
-    """The client's name from initialize (clientInfo.name), recorded in commits and the ledger.
-
-    The host chooses it, so it is redacted like any other text that reaches git history
-    (a `Client:` trailer and the `source:` of the memory).
-    """
-    from vault_tool.core.redact import redact_text
-
+    """The client's name from initialize (clientInfo.name), recorded in commits and the ledger."""
     params = ctx.session.client_params
     info = getattr(params, "client_info", None)
-    name = (getattr(info, "name", None) or "mcp").strip() or "mcp"
-    return redact_text(name, "client")[0]
+    return handshake.client_label(getattr(info, "name", None))
 
 
 def _access(ctx: Any) -> tuple[str | None, bool]:
@@ -102,22 +93,5 @@ def _access(ctx: Any) -> tuple[str | None, bool]:
 
 
 def listed_tool(spec: tools.ToolSpec) -> types.Tool:
-    """A tool as tools/list describes it."""
-    return types.Tool.model_validate(
-        {
-            "name": spec.name,
-            "title": spec.title,
-            "description": spec.description,
-            "inputSchema": spec.input_schema,
-            "outputSchema": spec.output_schema,
-            "annotations": {"title": spec.title, **spec.annotations},
-        }
-    )
-
-
-def _result(outcome: tools.Outcome) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(text=outcome.text)],
-        structured_content=outcome.structured,
-        is_error=outcome.is_error,
-    )
+    """A tool as the SDK's model holds it (what tools/list sends, read back)."""
+    return types.Tool.model_validate(early.tool_entry(spec))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from vault_tool import __version__
@@ -28,10 +29,16 @@ CAPABILITIES = {"tools": {"listChanged": False}}
 
 @dataclass(frozen=True)
 class EarlyAnswer:
-    """The response line to send now, and the request id whose SDK answer must be dropped."""
+    """The response line to send now, the request id whose SDK answer must be dropped, and
+    the client's name (clientInfo.name, as commits and the ledger record it)."""
 
     line: str
     request_id: Any
+    client_name: str | None = None
+
+    @property
+    def client(self) -> str:
+        return client_label(self.client_name)
 
 
 def early_answer(line: str) -> EarlyAnswer | None:
@@ -47,7 +54,21 @@ def early_answer(line: str) -> EarlyAnswer | None:
     version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[0]
     result = initialize_result(version)
     response = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-    return EarlyAnswer(json.dumps(response, ensure_ascii=False), message["id"])
+    line = json.dumps(response, ensure_ascii=False)
+    return EarlyAnswer(line, message["id"], params["clientInfo"]["name"])
+
+
+@cache
+def client_label(name: str | None) -> str:
+    """A client's name as commits and the ledger record it ("mcp" when it gives none).
+
+    The host chooses it, so it is redacted like any other text that reaches git history
+    (a `Client:` trailer and the `source:` of the memory).
+    """
+    from vault_tool.core.redact import redact_text
+
+    name = (name or "mcp").strip() or "mcp"
+    return redact_text(name, "client")[0]
 
 
 def initialize_result(version: str) -> dict[str, Any]:

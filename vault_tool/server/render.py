@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from vault_tool.core import stages
 from vault_tool.core.printable import escape
 from vault_tool.core.query import parse_query
 
@@ -21,6 +22,7 @@ DATA_NOTICE = (
 )
 
 
+@stages.timed("rendering")
 def search_text(result: dict[str, Any]) -> str:
     """A search result (ranked hits or one addressed memory) as readable text."""
     if "selected_hits" not in result:
@@ -65,6 +67,7 @@ def search_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@stages.timed("rendering")
 def remember_text(result: dict[str, Any]) -> str:
     """A remember result (one write, or a batch of creates) as readable text."""
     if "results" in result:

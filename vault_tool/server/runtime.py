@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core import stages
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 from vault_tool.server import tools
 
@@ -28,8 +29,6 @@ AUDIT_BACKUPS = 3
 # Shutdown shares a 2-second budget: the watcher first, then calls still running.
 WATCHER_STOP_SECONDS = 0.8
 DRAIN_SECONDS = 0.8
-# The watcher tries for leadership at once; not leading by then means another process leads.
-LEADER_WAIT_SECONDS = 0.5
 
 
 def run_dir(root: Path) -> Path:
@@ -97,11 +96,16 @@ class Runtime:
         self._running = 0
         self._idle = threading.Condition()
         self._opening = threading.Lock()
+        self._starting = threading.Lock()
+        self._stopped = False
 
-    def open(self, *, again: bool = False) -> None:
-        """Open the vault without catching up (the watcher does that in the background)."""
+    def open(self, *, again: bool = False, watch: bool = True) -> None:
+        """Open the vault without catching up (the watcher does that in the background).
+
+        watch=False leaves starting the watcher to `watch()`, so that a first search need
+        not share the processor with a catch-up that is most often a scan finding nothing.
+        """
         from vault_tool.engine.vault import Vault
-        from vault_tool.watcher import Watcher
 
         started = time.perf_counter()
         try:
@@ -124,19 +128,33 @@ class Runtime:
                 hint="run `vault-tool doctor`; details are in .vault/run/server.log",
             )
             return
-        # Until the watcher has caught up (or turned out not to lead), answers may miss changes
-        # made while nothing watched, and say so.
-        self.vault.catching_up = True
-        self.watcher = Watcher(self.vault).start()
-        threading.Thread(
-            target=self._settle_catch_up_flag, name="catch-up-flag", daemon=True
-        ).start()
+        if watch:
+            self.watch()
         log.info(
             "serving %s over %s (opened in %.0f ms)",
             self.root,
             self.transport,
             (time.perf_counter() - started) * 1000,
         )
+
+    def watch(self) -> None:
+        """Start the watcher, if the vault is open and the server not stopped.
+
+        It catches the index up in the background; searches meanwhile answer from the index
+        as it is, and say so only while that catch-up has found changes not indexed yet.
+        """
+        from vault_tool.watcher import Watcher
+
+        with self._starting:
+            if self.vault is not None and self.watcher is None and not self._stopped:
+                self.watcher = Watcher(self.vault).start()
+
+    def index_filled(self) -> bool:
+        """Whether a catch-up has filled the index since it was made: until one has, every
+        search and read says it is behind, so the watcher is wanted at once."""
+        from vault_tool.engine.intake import HEAD_RECORD
+
+        return self.vault is not None and (self.vault.places.index / HEAD_RECORD).exists()
 
     def _open_again(self) -> None:
         """Open the vault now if git was busy when the server started (a checkout, a merge,
@@ -145,12 +163,6 @@ class Runtime:
         with self._opening:
             if self.vault is None:
                 self.open(again=True)
-
-    def _settle_catch_up_flag(self) -> None:
-        """Clear the flag if another process leads (its index is current); else the watcher does."""
-        watcher = self.watcher
-        if watcher is not None and not watcher.leading.wait(LEADER_WAIT_SECONDS):
-            self.vault.catching_up = watcher.leading.is_set() and not watcher.ready.is_set()
 
     def call(
         self,
@@ -166,28 +178,37 @@ class Runtime:
         with self._idle:
             self._running += 1
         try:
-            if self.vault is None and isinstance(self._open_error, VaultBusy):
-                self._open_again()
-            if self.vault is None:
-                problem = self._open_error or VaultUnavailable(
-                    "the vault is closed", hint="restart the server"
-                )
-                outcome = tools.refusal(problem)
-            else:
-                outcome = tools.run_tool(
-                    self.vault, name, arguments, client=client, cancelled=cancelled
-                )
+            with stages.timing() as spent:
+                if self.vault is None and isinstance(self._open_error, VaultBusy):
+                    self._open_again()
+                if self.vault is None:
+                    problem = self._open_error or VaultUnavailable(
+                        "the vault is closed", hint="restart the server"
+                    )
+                    outcome = tools.refusal(problem)
+                else:
+                    outcome = tools.run_tool(
+                        self.vault, name, arguments, client=client, cancelled=cancelled
+                    )
         finally:
             with self._idle:
                 self._running -= 1
                 self._idle.notify_all()
-        self.record_call(name, outcome, client=client, token=token, started=started)
+        self.record_call(name, outcome, client=client, token=token, started=started, spent=spent)
         return outcome
 
     def record_call(
-        self, name: str, outcome: tools.Outcome, *, client: str, token: str | None, started: float
+        self,
+        name: str,
+        outcome: tools.Outcome,
+        *,
+        client: str,
+        token: str | None,
+        started: float,
+        spent: dict[str, float] | None = None,
     ) -> None:
-        """One audit line for a finished call."""
+        """One audit line for a finished call, with where its time went (core/stages.py)."""
+        extra = {"stages_ms": stages.as_milliseconds(spent)} if spent else {}
         self.audit.record(
             transport=self.transport,
             tool=name,
@@ -196,10 +217,13 @@ class Runtime:
             client=client,
             token=token,
             ms=round((time.perf_counter() - started) * 1000, 1),
+            **extra,
         )
 
     def shutdown(self) -> None:
         """Stop the watcher, let running calls finish (briefly), close the vault and git helpers."""
+        with self._starting:
+            self._stopped = True
         if self.watcher is not None:
             self.watcher.stop(timeout=WATCHER_STOP_SECONDS)
             self.watcher = None

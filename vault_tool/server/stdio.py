@@ -2,9 +2,12 @@
 
 1. Take the wire: keep private copies of fd 0 and 1 and point fd 0 at /dev/null and fd 1 at
    stderr, so git and any other child can neither eat requests nor corrupt responses.
-2. Answer `initialize` at once (handshake.py), then import the SDK and open the vault.
+2. Answer `initialize` at once (handshake.py); open the vault, then import the SDK, on a
+   thread of their own, while this one answers what it can without the SDK (early.py:
+   ping, tools/list, search and remember calls).
 3. Serve through the SDK, reading the wire on a daemon thread with plain os.read: a
    blocked read then never holds up exit (an SDK file wrapper would need a line to arrive).
+   The lines read before the SDK was ready and left to it reach it first, in order.
 4. On stdin EOF or SIGTERM/SIGINT/SIGHUP: stop the watcher, close the vault (and git's
    helper processes) and return, well within 2 seconds.
 """
@@ -17,12 +20,14 @@ import json
 import logging
 import os
 import signal
+import stat
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from vault_tool.server import handshake
+from vault_tool.server.before_sdk import EarlyServer, Inbox
 from vault_tool.server.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -33,6 +38,11 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 _CHUNK = 64 * 1024
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _OVERSIZED = "{oversized message dropped}\n"
+# How long a stop waits for a vault still being opened, so that it is closed again.
+OPENING_SECONDS = 1.0
+# After the vault opens, how long the watcher's catch-up and the SDK's import wait for the
+# host's first call (answered without them meanwhile): both would slow it down.
+FIRST_CALL_SECONDS = 0.5
 
 
 class WireReader:
@@ -78,39 +88,98 @@ def serve_stdio(root: Path) -> None:
     if not first:
         log.info("stdin closed before any request")
         return
-    early = handshake.early_answer(first)
-    if early is not None:
-        _write_all(wire_out, (early.line + "\n").encode("utf-8"))
+    handshake_answer = handshake.early_answer(first)
+    if handshake_answer is not None:
+        _write_all(wire_out, (handshake_answer.line + "\n").encode("utf-8"))
     runtime = Runtime(root, "stdio")
+    inbox = Inbox()
+    threading.Thread(target=_pump, args=(reader, inbox), name="stdin-reader", daemon=True).start()
+    opened, answered, ready = threading.Event(), threading.Event(), threading.Event()
+    calling = threading.Event()
+    if handshake_answer is None:
+        answered.set()  # nothing is answered before the SDK: it is needed at once
+    threading.Thread(
+        target=_warm_up,
+        args=(runtime, opened, answered, calling, ready, inbox),
+        name="warm-up",
+        daemon=True,
+    ).start()
     try:
-        import anyio
+        lines: list[str | None] | None = [first]
+        if handshake_answer is not None:
 
-        anyio.run(_serve, runtime, reader, wire_out, first, early)
+            def send_line(text: str) -> None:
+                _write_all(wire_out, (text + "\n").encode("utf-8"))
+
+            server = EarlyServer(runtime, inbox, send_line, handshake_answer, calling)
+            rest = server.serve(opened, answered, ready)
+            lines = None if rest is None else [first, *rest]
+        if lines is not None:
+            opened.wait()
+            import anyio
+
+            anyio.run(_serve, runtime, inbox, wire_out, lines, handshake_answer)
     finally:
+        opened.wait(OPENING_SECONDS)
         runtime.shutdown()
+
+
+def _warm_up(
+    runtime: Runtime, opened: Any, answered: Any, calling: Any, ready: Any, inbox: Inbox
+) -> None:
+    """Open the vault (a first search needs it); after the first call, or a moment without
+    one, start watching (at once if the index is empty) and import the SDK."""
+    try:
+        runtime.open(watch=False)
+    finally:
+        opened.set()
+    if not runtime.index_filled():
+        runtime.watch()  # an index that no catch-up has filled answers nothing until one has
+    while not answered.wait(FIRST_CALL_SECONDS) and calling.is_set():
+        pass  # a first call is running: it is answered first
+    runtime.watch()
+    try:
+        import anyio  # noqa: F401
+        from mcp.server.stdio import stdio_server  # noqa: F401
+
+        from vault_tool.server import app  # noqa: F401
+    finally:
+        ready.set()
+        inbox.wake()
 
 
 async def _serve(
     runtime: Runtime,
-    reader: WireReader,
+    inbox: Inbox,
     wire_out: int,
-    first: str,
-    early: handshake.EarlyAnswer | None,
+    lines: list[str | None],
+    handshake_answer: handshake.EarlyAnswer | None,
 ) -> None:
     import anyio
+    import anyio.from_thread
     from mcp.server.stdio import stdio_server
 
     from vault_tool.server.app import build_server
 
     server = build_server(runtime)
-    runtime.open()
     send, receive = anyio.create_memory_object_stream[str](16)
     token = anyio.lowlevel.current_token()
-    threading.Thread(
-        target=_pump, args=(reader, send, token), name="stdin-reader", daemon=True
-    ).start()
-    stdout = _Wire(wire_out, drop_answer_to=early.request_id if early else None)
-    stdin = _Lines(first, receive, stdout)
+
+    def forward(line: str | None) -> None:  # on the reader thread
+        gone = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.RunFinishedError)
+        with contextlib.suppress(*gone, RuntimeError):  # the server is shutting down
+            if line is None:
+                anyio.from_thread.run_sync(send.close, token=token)
+            else:
+                anyio.from_thread.run(send.send, line, token=token)
+
+    held = inbox.hand_over(forward)
+    replay = [line for line in [*lines, *held] if line is not None]
+    if None in held:
+        send.close()  # stdin closed already: the replayed lines are the last
+    drop = handshake_answer.request_id if handshake_answer else None
+    stdout = _Wire(wire_out, drop_answer_to=drop)
+    stdin = _Lines(replay, receive, stdout)
     async with anyio.create_task_group() as group:
         group.start_soon(_stop_on_signal, group.cancel_scope)
         async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
@@ -119,24 +188,19 @@ async def _serve(
         group.cancel_scope.cancel()
 
 
-def _pump(reader: WireReader, send: Any, token: Any) -> None:
-    """Forward lines from the wire to the event loop until EOF (runs on a daemon thread)."""
-    import anyio
-    import anyio.from_thread
-
+def _pump(reader: WireReader, inbox: Inbox) -> None:
+    """Hand lines from the wire to the inbox until EOF (runs on a daemon thread)."""
     try:
         while line := reader.readline():
-            anyio.from_thread.run(send.send, line, token=token)
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.RunFinishedError):
-        return  # the server is already shutting down
+            inbox.put(line)
     except OSError:
         log.exception("reading stdin failed; treating it as closed")
-    with contextlib.suppress(anyio.RunFinishedError, RuntimeError):
-        anyio.from_thread.run_sync(send.close, token=token)
+    inbox.put(None)
 
 
 class _Lines:
-    """The SDK's stdin: the first line again (the SDK must see initialize), then the pump's.
+    """The SDK's stdin: the lines read before it was ready (initialize first: the SDK must see
+    it), then the reader thread's.
 
     A line the SDK would drop without a word gets JSON-RPC's answer here, so a client that
     sent garbage learns it instead of waiting: a parse error for what the SDK's parser
@@ -144,8 +208,8 @@ class _Lines:
     for JSON that is no JSON-RPC message. The request's id is given back when it can be read.
     """
 
-    def __init__(self, first: str, receive: Any, wire: _Wire) -> None:
-        self._first = first
+    def __init__(self, replay: list[str], receive: Any, wire: _Wire) -> None:
+        self._replay = replay
         self._receive = receive
         self._wire = wire
 
@@ -153,8 +217,9 @@ class _Lines:
         return self._lines()
 
     async def _lines(self) -> AsyncIterator[str]:
-        if await self._parses(self._first):
-            yield self._first
+        for line in self._replay:
+            if await self._parses(line):
+                yield line
         async with self._receive:
             async for line in self._receive:
                 if await self._parses(line):
@@ -206,6 +271,11 @@ class _Wire:
         self._dropping = drop_answer_to is not None
         self._broken = False
         self._lock: Any = None
+        # A pipe (as hosts connect us) is written without a thread: non-blocking, waiting on
+        # the event loop only when the host reads slower than we answer.
+        self._direct = stat.S_ISFIFO(os.fstat(fd).st_mode)
+        if self._direct:
+            os.set_blocking(fd, False)
 
     async def write(self, text: str) -> None:
         import anyio
@@ -221,7 +291,10 @@ class _Wire:
             return
         try:
             async with self._lock:
-                await anyio.to_thread.run_sync(_write_all, self._fd, text.encode("utf-8"))
+                if self._direct:
+                    await _write_when_writable(self._fd, text.encode("utf-8"))
+                else:
+                    await anyio.to_thread.run_sync(_write_all, self._fd, text.encode("utf-8"))
         except OSError as problem:
             # The client went away mid-answer; EOF on stdin follows and ends the session.
             self._broken = True
@@ -258,6 +331,17 @@ def _take_the_wire() -> tuple[int, int]:
         os.dup2(null, 1)  # no stderr at all
     os.close(null)
     return wire_in, wire_out
+
+
+async def _write_when_writable(fd: int, data: bytes) -> None:
+    import anyio
+
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            await anyio.wait_writable(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:

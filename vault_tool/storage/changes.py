@@ -93,7 +93,7 @@ class Placing:
     def _rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
-    def write_journal(self) -> None:
+    def journal_bytes(self) -> bytes:
         entries = [
             {
                 "path": change.path,
@@ -104,19 +104,25 @@ class Placing:
             }
             for change, tmp, keep in zip(self.changes, self.tmps, self.keeps, strict=True)
         ]
-        self.journal.parent.mkdir(parents=True, exist_ok=True)
-        record = {"message": self.message, "entries": entries}
-        durable.write_durably(self.journal, json.dumps(record).encode())
+        return json.dumps({"message": self.message, "entries": entries}).encode()
 
     def put_in_place(self) -> None:
-        """Write every change's file; raises (having changed only what undo() undoes)."""
-        self.write_journal()
+        """Write every change's file; raises (having changed only what undo() undoes).
+
+        The journal and every new version are written first and synced together (each
+        must be on disk before the first target changes; the disk then commits them at
+        once, not one after another), and the folders synced together after the renames.
+        """
+        self.journal.parent.mkdir(parents=True, exist_ok=True)
+        files = [(self.journal, self.journal_bytes())]
+        for change, target, tmp in zip(self.changes, self.targets, self.tmps, strict=True):
+            if change.data is not None:
+                self._make_folders(target.parent)
+                files.append((tmp, change.data))
+        durable.write_all_durably(files)
         for change, target, tmp, keep in zip(
             self.changes, self.targets, self.tmps, self.keeps, strict=True
         ):
-            if change.data is not None:
-                self._make_folders(target.parent)
-                durable.write_durably(tmp, change.data)
             staged = _Staged(change, target, self._keep(target, keep))
             self.staged.append(staged)
             self._compare(change, target, staged.kept is not None)
@@ -133,7 +139,7 @@ class Placing:
             staged.placed = True
             if change.data is not None and staged.kept is None:
                 durable.remove(tmp)  # a create leaves it as a second name of the new file
-            durable.fsync_folder(target.parent)
+        durable.fsync_folders([staged.target.parent for staged in self.staged])
 
     def finish(self) -> None:
         """The commit landed: drop the kept old versions, then the journal. A failure here

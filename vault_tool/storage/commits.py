@@ -1,16 +1,17 @@
 """The commit protocol: one commit(paths, message) for every write, tool or hand edit.
 
-A commit is made through git's plumbing (trees.py builds the new trees, git writes every
-object) unless the repository has commit hooks, which only `git commit` runs, or a path
-runs through a file in HEAD. Either way exactly the given paths are committed: neither
-what a person staged nor their other edits.
+A commit is made through git's plumbing (trees.py builds the new trees, objects.py writes
+the blobs, trees and commit as git would, git moves the branch and updates its index)
+unless the repository has commit hooks, which only `git commit` runs, or a path runs
+through a file in HEAD. Where git would change what it stores (signing, a commit encoding,
+attributes that convert files: git_settings.py), git's own command writes that object.
+Either way exactly the given paths are committed: neither what a person staged nor their
+other edits.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import logging
 import os
 import secrets
@@ -18,18 +19,23 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from vault_tool.errors import InvalidInput, VaultError
-from vault_tool.storage.git import STALE_LOCK_SECONDS, Backoff, Git, held_too_long
-from vault_tool.storage.processes import flock_held, git_processes
-from vault_tool.storage.repo_state import (
-    CONFLICT_HINT,
-    CONFLICT_REASON,
-    Guard,
-    conflict_line,
-    index_key,
+from vault_tool.storage.git import STALE_LOCK_SECONDS, Git
+from vault_tool.storage.git_settings import GitSettings
+from vault_tool.storage.index_lock import index_locked, note_pending
+from vault_tool.storage.objects import LooseObjects
+from vault_tool.storage.processes import git_processes
+from vault_tool.storage.repo_state import CONFLICT_HINT, CONFLICT_REASON, Guard, conflict_line
+from vault_tool.storage.trees import (
+    FILE_MODE,
+    NewTree,
+    NotATree,
+    edit_entries,
+    mktree_input,
+    tree_sha,
 )
-from vault_tool.storage.trees import Entries, NotATree, edit_tree, mktree_input, tree_sha
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +61,10 @@ class Committer:
         # Where a snapshot is laid out for `git commit` to read.
         self.scratch_dir = scratch_dir
         self._commits_since_gc = 0
-        self._settings: dict[str, str] | None = None
+        self.settings = GitSettings(repo)
+        self.objects = LooseObjects(repo.git_dir)
+        # What this process committed last (own_commits.py): its watcher skips those files.
+        self.own = repo.own
         repo.take_over_index = self.bring_index_up
         # Whether git is in the middle of something: then nothing may be committed.
         self.guard = Guard(repo.git_dir, repo.run)
@@ -114,6 +123,11 @@ class Committer:
             if data is not None and conflict_line(data) is not None:
                 raise InvalidInput(f"{path} {CONFLICT_REASON}", hint=CONFLICT_HINT)
 
+    def is_own(self, path: str, data: bytes | None) -> bool:
+        """Whether path holding data (None: gone) is what this process itself last
+        committed there, and HEAD is still that commit (own_commits.py)."""
+        return self.own.holds(self.repo.head_or_none(), path, data)
+
     def index_behind(self) -> bool:
         """Whether a commit's process died before updating git's index (bring_index_up)."""
         notes = self.pending_dir.is_dir() and any(self.pending_dir.iterdir())
@@ -130,7 +144,7 @@ class Committer:
 
     def _plumbing_allowed(self) -> bool:
         """Whether a write may skip `git commit`: only when git would run no commit hook."""
-        hooks = Path(os.path.expanduser(self._setting("core.hookspath", ".git/hooks")))
+        hooks = Path(os.path.expanduser(self.settings.get("core.hookspath", ".git/hooks")))
         folder = hooks if hooks.is_absolute() else self.root / hooks
         return not any(os.access(folder / name, os.X_OK) for name in COMMIT_HOOKS)
 
@@ -139,25 +153,6 @@ class Committer:
         if snapshot is not None:
             return snapshot.get(path) is not None
         return (self.root / path).exists()
-
-    def _setting(self, key: str, default: str = "") -> str:
-        """A git setting that decides how writes commit (read once per open vault)."""
-        if self._settings is None:
-            try:
-                out = self.repo.run(
-                    "config", "-z", "--get-regexp",
-                    r"^(commit\.gpgsign|core\.hookspath)$",
-                )  # fmt: skip
-            except VaultError:
-                out = ""  # none of them is set
-            settings = {}
-            for record in filter(None, out.split("\0")):
-                name, _, value = record.partition("\n")
-                settings[name.lower()] = value
-            if settings.get("commit.gpgsign", "false").lower() in ("", "yes", "on", "1", "true"):
-                settings["commit.gpgsign"] = "true"
-            self._settings = settings
-        return self._settings.get(key, default) or default
 
     @contextlib.contextmanager
     def _work_tree(self, files: Snapshot | None) -> Iterator[list[str]]:
@@ -208,6 +203,7 @@ class Committer:
                 staged = self._stage(staged_index, paths, changes, snapshot, sha)
             index_current = staged  # (only now: the staged copy has replaced the index)
         finally:
+            self.objects.discard()  # (objects staged for a commit that never moved HEAD)
             if note is not None and (not moved or index_current):
                 note.unlink(missing_ok=True)
         self._commits_since_gc += 1
@@ -221,11 +217,16 @@ class Committer:
         """path -> the blob id of what it commits (written to git's objects); None: removed."""
         if snapshot is None:
             present = [p for p in paths if (self.root / p).is_file()]
+        else:
+            present = [p for p in paths if snapshot.get(p) is not None]
+        if self.settings.blobs_in_process(present):
+            read = (lambda p: snapshot[p]) if snapshot is not None else self._file_bytes
+            blobs = [self.objects.stage(b"blob", read(p) or b"").hex() for p in present]
+        elif snapshot is None:
             blobs = (
                 self.repo.run("hash-object", "-w", "--", *present).split("\n") if present else []
             )
         else:
-            present = [p for p in paths if snapshot.get(p) is not None]
             blobs = [
                 self.repo.run("hash-object", "-w", "--stdin", f"--path={p}", stdin=snapshot[p])
                 for p in present
@@ -233,6 +234,9 @@ class Committer:
         changes: dict[str, str | None] = dict.fromkeys(paths)
         changes.update(zip(present, blobs, strict=True))
         return changes
+
+    def _file_bytes(self, path: str) -> bytes:
+        return (self.root / path).read_bytes()
 
     def _stage(
         self,
@@ -264,103 +268,89 @@ class Committer:
         for attempt in range(HEAD_RACE_ATTEMPTS):
             parent = self.repo.head_sha()
             old_root = self.repo.head_tree(parent)
-            root, trees = edit_tree(self.repo.read_object, old_root, changes)
+            root, trees = edit_entries(self.repo.trees.entries, old_root, changes)
             if root == old_root:
                 return None
             self._write_trees(trees)
-            args = ["commit-tree", (root or tree_sha({})).hex(), "-p", parent, "-F", "-"]
-            if self._setting("commit.gpgsign") == "true":
-                args.insert(1, "-S")
-            with self.repo.dated(author_date):
-                sha = self.repo.run(*args, stdin=_message_bytes(message))
+            root = root or self._empty_tree()
+            sha = self._commit_object(root, parent, message, author_date)
             # Asked again right before HEAD moves, and the branch itself moved (not HEAD):
             # a checkout or rebase begun since the first ask never gets this commit.
             branch = self.guard.require_idle_branch()
+            self.objects.flush()  # (every object on disk before the branch names them)
             try:
                 self.repo.run(
                     "update-ref", "-m", f"commit: {subject}", f"refs/heads/{branch}", sha,
                     parent, retry_moved_head=False,
                 )  # fmt: skip
+                self.repo.trees.keep_commit(sha, root)
+                self.own.committed(parent, sha, changes, self._changed(old_root, changes))
                 return sha
             except VaultError:
                 if self.repo.head_or_none() == parent or attempt == HEAD_RACE_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")
 
-    def _write_trees(self, trees: list[Entries]) -> None:
+    def _changed(self, old_root: bytes | None, changes: dict[str, str | None]) -> set[str]:
+        """The paths whose entry differs from the parent's (what `git log -- path` counts)."""
+        entry = self.repo.trees.entry_at
+        return {
+            path
+            for path, blob in changes.items()
+            if entry(old_root, path) != ((FILE_MODE, bytes.fromhex(blob)) if blob else None)
+        }
+
+    def _commit_object(
+        self, root: bytes, parent: str, message: str, author_date: str | None
+    ) -> str:
+        """Store the commit of root on parent (as `git commit-tree` makes it); its sha."""
+        if self.settings.commit_in_process(author_date):
+            author, committer = self.settings.identity()
+            when = git_time(time.time())
+            body = b"tree %s\nparent %s\nauthor %s %s\ncommitter %s %s\n\n" % (
+                root.hex().encode(), parent.encode(), author, when, committer, when,
+            )  # fmt: skip
+            return self.objects.stage(b"commit", body + _message_bytes(message)).hex()
+        self.objects.flush()  # (git reads the trees it is given)
+        args = ["commit-tree", root.hex(), "-p", parent, "-F", "-"]
+        if self.settings.signs():
+            args.insert(1, "-S")
+        with self.repo.dated(author_date):
+            return self.repo.run(*args, stdin=_message_bytes(message))
+
+    def _write_trees(self, trees: list[NewTree]) -> None:
         if not trees:
             return
-        written = self.repo.run("mktree", "-z", "--batch", stdin=mktree_input(trees))
-        if written.split("\n") != [tree_sha(entries).hex() for entries in trees]:
+        if self.settings.objects_in_process():
+            for tree in trees:
+                self._write_tree(tree)
+            return
+        written = self.repo.run(
+            "mktree", "-z", "--batch", stdin=mktree_input([t.entries for t in trees])
+        )
+        if written.split("\n") != [tree.binsha.hex() for tree in trees]:
             raise VaultError(
                 "git stored the new folder listings under unexpected ids",
                 hint="run `vault-tool doctor`; nothing was committed",
             )
 
-    # --- git's index lock ------------------------------------------------------------------
+    def _empty_tree(self) -> bytes:
+        """The tree of a commit that leaves nothing (git knows it without storing it)."""
+        empty = NewTree(tree_sha({}), b"", {})
+        return self._write_tree(empty) if self.settings.objects_in_process() else empty.binsha
 
-    @contextlib.contextmanager
-    def _index_locked(self, stale_after: float = STALE_LOCK_SECONDS) -> Iterator[Path]:
-        """git's index lock, taken and released the way git itself does.
+    def _write_tree(self, tree: NewTree) -> bytes:
+        binsha = self.objects.stage(b"tree", tree.body)
+        self.repo.trees.keep(binsha, tree.entries)
+        return binsha
 
-        `.git/index.lock` is created exclusively (waiting out a person's git) and filled
-        with a copy of the index; commands given it as GIT_INDEX_FILE update that copy,
-        which then replaces the index (git's lockfile protocol). On an error the lock is
-        removed and the index stays as it was. A lock still there after stale_after, with
-        no git process in the vault and no vault process holding it (ours flock it while
-        they hold it), was left by a killed process: it is taken over, not deleted, so no
-        other git reads the index before the entries a killed writer of ours committed but
-        never put in it (its note) are reset to HEAD.
-        """
-        lock, index = self.repo.git_dir / "index.lock", self.repo.git_dir / "index"
-        wait = Backoff(self.repo.lock_timeout, stale_after)
-        while True:
-            try:
-                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                break
-            except FileExistsError:
-                # Stale only if no git works in the vault and no vault process holds it:
-                # ours hold it between their git commands, flocked while they do.
-                if wait.holder_due() and not git_processes(self.root) and not flock_held(lock):
-                    with contextlib.suppress(FileNotFoundError):
-                        fd = os.open(lock, os.O_WRONLY | os.O_TRUNC)
-                        log.warning("took over a stale .git/index.lock left by a killed process")
-                        break
-                if wait.expired:
-                    raise held_too_long(str(lock)) from None
-                wait.pause()
-        held = os.dup(fd)  # open (and flocked) while we hold the lock; the copy's fd closes
-        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        notes = sorted(self.pending_dir.glob("*.json")) if self.pending_dir.is_dir() else []
-        before = index_key(self.repo.git_dir)  # (no other git writes it while we hold the lock)
-        try:
-            try:
-                with os.fdopen(fd, "wb") as copy:
-                    if index.exists():
-                        copy.write(index.read_bytes())
-                behind: set[str] = set()
-                for note in notes:
-                    with contextlib.suppress(OSError, ValueError):
-                        behind.update(json.loads(note.read_text(encoding="utf-8")))
-                if behind:
-                    env = {"GIT_INDEX_FILE": str(lock)}
-                    self.repo.run("reset", "--quiet", "--", *sorted(behind), env=env)
-                yield lock
-            except BaseException:
-                lock.unlink(missing_ok=True)
-                raise
-            os.replace(lock, index)
-        finally:
-            os.close(held)
-        self.guard.index_replaced(before)
-        for note in notes:
-            note.unlink(missing_ok=True)
+    # --- git's index lock (index_lock.py) --------------------------------------------------
+
+    def _index_locked(self, stale_after: float = STALE_LOCK_SECONDS) -> Any:
+        return index_locked(self.repo, self.pending_dir, self.guard, stale_after)
 
     def _note_pending(self, paths: list[str]) -> Path:
-        self.pending_dir.mkdir(parents=True, exist_ok=True)
-        note = self.pending_dir / f"{time.time_ns()}-{os.getpid()}.json"
-        note.write_text(json.dumps(paths))
-        return note
+        return note_pending(self.pending_dir, paths)
 
 
 def _message_bytes(message: str) -> bytes:
@@ -368,6 +358,14 @@ def _message_bytes(message: str) -> bytes:
     arguments: an import's trailers (one per memory) outgrow the 128 KiB one may hold."""
     subject, _, rest = message.partition("\n\n")
     return (f"{subject}\n\n{rest.strip()}\n" if rest.strip() else f"{subject}\n").encode()
+
+
+def git_time(now: float) -> bytes:
+    """A time as git writes it in a commit: seconds, and the local offset from UTC (+HHMM)."""
+    seconds = int(now)
+    offset = time.localtime(seconds).tm_gmtoff // 60
+    sign = "+" if offset >= 0 else "-"
+    return f"{seconds} {sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}".encode()
 
 
 def _bytes_or_none(path: Path) -> bytes | None:

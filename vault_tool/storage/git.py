@@ -1,9 +1,9 @@
 """Running git in the vault, and what git knows: HEAD, blobs, a file's history, the log.
 
-Git is driven through GitPython's command path (`repo.git`), never its in-process index:
-the git CLI honours the user's hooks, signing and settings like their own git does. Every
-git command goes through Git.run(), which waits out a person's git locks with Backoff and
-reads git's stderr in one place. How a write is committed is commits.py's business.
+Git runs through GitPython's command path (`repo.git`), never its in-process index; trees
+are read through objects.py's cache, and this process's own commits are remembered
+(own_commits.py). Every git command goes through Git.run(), which waits out a person's git
+locks with Backoff and reads git's stderr in one place. Commits are commits.py's business.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from typing import Any
 
 from vault_tool.core import changelog
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
+from vault_tool.storage.objects import TreeCache
+from vault_tool.storage.own_commits import OwnCommits
 from vault_tool.storage.processes import git_processes
 from vault_tool.storage.repo_state import git_failure
 
@@ -108,11 +110,13 @@ class Git:
         self.repo = repo
         self.git_dir = Path(repo.git_dir)
         self.lock_timeout = lock_timeout
-        # A stale index.lock is taken over, never deleted (commits.py sets how); without
-        # that, run() waits it out like any other lock.
+        # A stale index.lock is taken over, never deleted (commits.py sets how).
         self.take_over_index: Callable[[], None] | None = None
         # GitPython's persistent `git cat-file` helper is not thread-safe: threads take turns.
         self._repo_mutex = threading.RLock()
+        # Parsed trees (objects.py): what HEAD holds at a path, without GitPython's tree walk.
+        self.trees = TreeCache(self.read_object)
+        self.own = OwnCommits()  # this process's own last commits (commits.py records them)
 
     def close(self) -> None:
         """Stop git helper processes (GitPython keeps `git cat-file` children alive)."""
@@ -228,17 +232,16 @@ class Git:
         return sha
 
     def head_or_none(self) -> str | None:
-        """The sha of HEAD, or None before the first commit."""
+        """The sha of HEAD, or None before the first commit (read from the ref files)."""
         try:
             with self._repo_mutex:
-                return self.repo.head.commit.hexsha
+                return self.repo.head.dereference_recursive(self.repo, "HEAD")
         except ValueError:
             return None
 
     def head_tree(self, sha: str) -> bytes:
         """The binary id of a commit's root tree."""
-        with self._repo_mutex:
-            return self.repo.commit(sha).tree.binsha
+        return self.trees.root_of(sha)
 
     def read_object(self, binsha: bytes) -> bytes:
         """The raw body of an object by binary id."""
@@ -257,16 +260,14 @@ class Git:
 
     def head_blob(self, relpath: str) -> str | None:
         """The blob sha of relpath in HEAD, or None if HEAD does not have it."""
-        try:
-            with self._repo_mutex:
-                return (self.repo.head.commit.tree / relpath).hexsha
-        except (KeyError, ValueError):
-            return None
+        head = self.head_or_none()
+        return None if head is None else self.trees.blob_at(self.trees.root_of(head), relpath)
 
     def last_commit(self, relpath: str) -> str | None:
         """The sha of the last commit that changed relpath (its version_id)."""
-        out = self.run("log", "-1", "--format=%H", "--", relpath)
-        return out or None
+        if ours := self.own.version_of(self.head_or_none(), relpath):
+            return ours
+        return self.run("log", "-1", "--format=%H", "--", relpath) or None
 
     def last_commits(self, paths: set[str], rev: str = "HEAD") -> dict[str, str]:
         """path -> last commit (at or before rev) that changed it, in one walk of the history."""
@@ -330,6 +331,10 @@ class Git:
 
     def show_file(self, sha: str, relpath: str) -> bytes | None:
         """A file's bytes as of a commit, or None if it did not exist there."""
+        head = self.head_or_none()
+        if sha in ("HEAD", head):  # (HEAD's trees are the ones kept parsed)
+            blob = self.head_blob(relpath) if head else None
+            return self.read_object(bytes.fromhex(blob)) if blob else None
         try:
             with self._repo_mutex:
                 return (self.repo.commit(sha).tree / relpath).data_stream.read()

@@ -3,13 +3,14 @@
 `git commit -- <paths>` reads and rewrites the whole index (twice: a temporary one for
 --only, then the real one), which in a vault of thousands of files costs more than
 everything else a write does. Only the trees along the changed folders are new in such a
-commit, so they are built here from the parent's trees; commits.py has `git mktree` write them.
+commit, so they are built here from the parent's trees; commits.py stores them.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 TREE_MODE = b"40000"
 FILE_MODE = b"100644"
@@ -53,6 +54,15 @@ def tree_sha(entries: Entries) -> bytes:
     return hashlib.sha1(b"tree %d\0" % len(body) + body, usedforsecurity=False).digest()
 
 
+@dataclass(frozen=True)
+class NewTree:
+    """A tree a commit makes: its id, its body as git stores it, and its entries."""
+
+    binsha: bytes
+    body: bytes
+    entries: Entries
+
+
 def mktree_input(trees: list[Entries]) -> bytes:
     """What `git mktree -z --batch` reads to write these trees, in this order."""
     kinds = {TREE_MODE: b"tree", SUBMODULE_MODE: b"commit"}
@@ -74,25 +84,32 @@ def mktree_input(trees: list[Entries]) -> bytes:
 
 def edit_tree(
     read_tree: Callable[[bytes], bytes], root: bytes | None, changes: dict[str, str | None]
-) -> tuple[bytes | None, list[Entries]]:
+) -> tuple[bytes | None, list[NewTree]]:
     """The new root tree after changes (path -> hex blob sha, None to remove).
 
     read_tree gives the raw body of a tree by binary sha. Returns the new root's binary sha
     (None when nothing is left) and every new tree, children before parents. Folders left
     empty disappear, as they do in git.
     """
-    trees: list[Entries] = []
+    return edit_entries(lambda sha: parse_tree(read_tree(sha)), root, changes)
+
+
+def edit_entries(
+    read_entries: Callable[[bytes], Entries], root: bytes | None, changes: dict[str, str | None]
+) -> tuple[bytes | None, list[NewTree]]:
+    """edit_tree, given a tree's parsed entries by binary sha (never changed here)."""
+    trees: list[NewTree] = []
     split = {tuple(path.encode().split(b"/")): blob for path, blob in changes.items()}
-    return _edit(read_tree, root, split, trees), trees
+    return _edit(read_entries, root, split, trees), trees
 
 
 def _edit(
-    read_tree: Callable[[bytes], bytes],
+    read_entries: Callable[[bytes], Entries],
     tree: bytes | None,
     changes: dict[tuple[bytes, ...], str | None],
-    trees: list[Entries],
+    trees: list[NewTree],
 ) -> bytes | None:
-    entries = parse_tree(read_tree(tree)) if tree is not None else {}
+    entries = dict(read_entries(tree)) if tree is not None else {}
     below: dict[bytes, dict[tuple[bytes, ...], str | None]] = {}
     for parts, blob in changes.items():
         if len(parts) > 1:
@@ -107,12 +124,14 @@ def _edit(
         mode, sha = entries.get(name, (TREE_MODE, None))
         if mode != TREE_MODE:
             raise NotATree(name.decode(errors="replace"))
-        new = _edit(read_tree, sha, inner, trees)
+        new = _edit(read_entries, sha, inner, trees)
         if new is None:
             entries.pop(name, None)
         else:
             entries[name] = (TREE_MODE, new)
     if not entries:
         return None
-    trees.append(entries)
-    return tree_sha(entries)
+    body = serialize_tree(entries)
+    binsha = hashlib.sha1(b"tree %d\0" % len(body) + body, usedforsecurity=False).digest()
+    trees.append(NewTree(binsha, body, entries))
+    return binsha

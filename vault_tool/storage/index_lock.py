@@ -1,0 +1,89 @@
+"""git's index lock, taken and released the way git itself does (the commit protocol's).
+
+Like `git commit`, a write holds `.git/index.lock` from before HEAD moves until git's
+index has the new files (docs/design.md, "Writes"); a note in index-pending names the
+paths meanwhile, so whoever takes the lock after a writer died resets them to HEAD first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from vault_tool.storage.git import Backoff, Git, held_too_long
+from vault_tool.storage.processes import flock_held, git_processes
+from vault_tool.storage.repo_state import Guard, index_key
+
+log = logging.getLogger("vault_tool.storage.commits")
+
+
+@contextlib.contextmanager
+def index_locked(repo: Git, pending_dir: Path, guard: Guard, stale_after: float) -> Iterator[Path]:
+    """git's index lock, taken and released the way git itself does.
+
+    `.git/index.lock` is created exclusively (waiting out a person's git) and filled
+    with a copy of the index; commands given it as GIT_INDEX_FILE update that copy,
+    which then replaces the index (git's lockfile protocol). On an error the lock is
+    removed and the index stays as it was. A lock still there after stale_after, with
+    no git process in the vault and no vault process holding it (ours flock it while
+    they hold it), was left by a killed process: it is taken over, not deleted, so no
+    other git reads the index before the entries a killed writer of ours committed but
+    never put in it (its note) are reset to HEAD.
+    """
+    lock, index = repo.git_dir / "index.lock", repo.git_dir / "index"
+    wait = Backoff(repo.lock_timeout, stale_after)
+    while True:
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            break
+        except FileExistsError:
+            # Stale only if no git works in the vault and no vault process holds it:
+            # ours hold it between their git commands, flocked while they do.
+            if wait.holder_due() and not git_processes(repo.root) and not flock_held(lock):
+                with contextlib.suppress(FileNotFoundError):
+                    fd = os.open(lock, os.O_WRONLY | os.O_TRUNC)
+                    log.warning("took over a stale .git/index.lock left by a killed process")
+                    break
+            if wait.expired:
+                raise held_too_long(str(lock)) from None
+            wait.pause()
+    held = os.dup(fd)  # open (and flocked) while we hold the lock; the copy's fd closes
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    notes = sorted(pending_dir.glob("*.json")) if pending_dir.is_dir() else []
+    before = index_key(repo.git_dir)  # (no other git writes it while we hold the lock)
+    try:
+        try:
+            with os.fdopen(fd, "wb") as copy:
+                if index.exists():
+                    copy.write(index.read_bytes())
+            behind: set[str] = set()
+            for note in notes:
+                with contextlib.suppress(OSError, ValueError):
+                    behind.update(json.loads(note.read_text(encoding="utf-8")))
+            if behind:
+                env = {"GIT_INDEX_FILE": str(lock)}
+                repo.run("reset", "--quiet", "--", *sorted(behind), env=env)
+            yield lock
+        except BaseException:
+            lock.unlink(missing_ok=True)
+            raise
+        os.replace(lock, index)
+    finally:
+        os.close(held)
+    guard.index_replaced(before)
+    for note in notes:
+        note.unlink(missing_ok=True)
+
+
+def note_pending(pending_dir: Path, paths: list[str]) -> Path:
+    """A note naming paths committed whose entries in git's index are not updated yet."""
+    pending_dir.mkdir(parents=True, exist_ok=True)
+    note = pending_dir / f"{time.time_ns()}-{os.getpid()}.json"
+    note.write_text(json.dumps(paths))
+    return note
