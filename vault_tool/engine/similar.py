@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from vault_tool.core import stages
 from vault_tool.core.calls import Controls
 from vault_tool.search import ranking
 from vault_tool.search.index import Index
@@ -42,6 +43,7 @@ def candidate(memory_id: str, title: str, content: str, version_id: str | None) 
     return Candidate(memory_id, title, version_id, _words(content))
 
 
+@stages.timed("similar")
 def similar(
     index: Index, title: str, content: str, earlier: list[Candidate] | None = None
 ) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from vault_tool.core import calls, changelog, ids, redact, schema
+from vault_tool.core import calls, changelog, ids, redact, schema, stages
 from vault_tool.core.memory import Memory, fingerprint, memory_from_delta, parse, render
 from vault_tool.core.times import utc_now
 from vault_tool.engine import deletions, preconditions, similar
@@ -233,6 +233,7 @@ class Writer:
             )
         return data
 
+    @stages.timed("index")
     def index_written(
         self, written: list[tuple[Memory, str, bytes]], sha: str, *, new_paths: bool = False
     ) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from vault_tool.core import redact
+from vault_tool.core import redact, stages
 from vault_tool.errors import InvalidInput, VaultError, VersionConflict
 from vault_tool.storage import durable
 from vault_tool.storage.git import blob_sha
@@ -106,6 +106,7 @@ class Placing:
         ]
         return json.dumps({"message": self.message, "entries": entries}).encode()
 
+    @stages.timed("files")
     def put_in_place(self) -> None:
         """Write every change's file; raises (having changed only what undo() undoes).
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core import stages
 from vault_tool.errors import InvalidInput, VaultError
 from vault_tool.storage.git import STALE_LOCK_SECONDS, Git
 from vault_tool.storage.git_settings import GitSettings
@@ -69,6 +70,7 @@ class Committer:
         # Whether git is in the middle of something: then nothing may be committed.
         self.guard = Guard(repo.git_dir, repo.run)
 
+    @stages.timed("git")
     def commit(
         self,
         paths: list[str],
