@@ -15,7 +15,8 @@ same machine, under the same load:
   bm25s in-process;
 - remember create / update / 20-item batch beside a bare `git hash-object` + `update-ref`;
 - hand edit -> searchable beside the watcher's quiet period;
-- the tools/list payload (characters, and tokens estimated as characters / 4), the
+- the tools/list payload as sent (characters, and tokens: tiktoken's cl100k_base when
+  installed, else characters / 4), the
   client's output-schema validation per result, and the server's peak memory.
 
 Each call's stages (from the audit log's `stages_ms`) are printed as a breakdown, and the
@@ -41,7 +42,7 @@ from typing import Any
 
 from bench.adopt import read_every_note
 from bench.mcp_speed import cli_reindex
-from bench.mcp_start import one_run
+from bench.mcp_start import one_run, tool_list_cost
 from bench.measure import load_average, summary, table, write_results
 from bench.notes import vocabulary, write_notes
 from bench.speed import note_args, update_args
@@ -185,9 +186,6 @@ async def session(vault: Path, asked: list[str], writes: int, edits: int) -> dic
         ):
             await session.initialize()
             listed = await session.list_tools()
-            wire = json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True))
-            out["tools_list_chars"] = len(wire)
-            out["tools_list_tokens_estimate"] = len(wire) // 4
             pings = []
             for _ in range(len(asked)):
                 started = time.perf_counter()
@@ -272,10 +270,14 @@ def server_peak_rss(vault: Path) -> float | None:
 
 def start_figures(vault: Path, runs: int) -> dict[str, Any]:
     command = [*SERVE, "--vault", str(vault)]
-    one_run(command)  # warm the file cache and the bytecode cache
+    answers: dict[str, Any] = {}
+    one_run(command, answers)  # (and it warms the file cache and the bytecode cache)
     measured = [one_run(command) for _ in range(runs)]
     bare = [timed_process([sys.executable, "-c", "pass"]) for _ in range(runs)]
+    listing = tool_list_cost(answers["tools/list"])  # the result as it came over the wire
     return {
+        "tools_list_chars": listing["characters"],
+        "tools_list_tokens_estimate": listing["tokens"],
         "start_to_tools_list": summary([m["tools/list"] for m in measured]),
         "start_to_first_search": summary([m["first search"] for m in measured]),
         "floor_python_start": summary(bare),
