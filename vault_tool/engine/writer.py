@@ -164,6 +164,7 @@ class Writer:
             writer.forget([doc.path])
         return write_result("delete", "deleted", doc.memory_id, sha, doc.path, [])
 
+    @stages.timed("version")
     def current(self, memory_id: str, expected: str) -> tuple[Indexed, bytes, str]:
         """The memory's document, bytes and version; refuse if it moved on since `expected`."""
         self.store.commits.require_committable()  # (a checkout or merge changes the files)

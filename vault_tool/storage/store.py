@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from vault_tool.core import stages
 from vault_tool.core.changelog import memories, subject
 from vault_tool.core.ids import is_memory_path
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
@@ -169,11 +170,13 @@ class Store:
             f"another writer held the vault lock for {wait:.0f} s",
             hint="retry in a moment; if it persists, `vault-tool doctor` shows who holds it",
         )
-        if not self._threads.acquire(timeout=wait):
-            raise busy
-        try:
-            if not self._lock.acquire(timeout=wait):
+        with stages.stage("lock"):  # (time spent waiting for another writer)
+            if not self._threads.acquire(timeout=wait):
                 raise busy
+        try:
+            with stages.stage("lock"):
+                if not self._lock.acquire(timeout=wait):
+                    raise busy
             try:
                 self._finish_failed_undos()  # before anyone reads a failed write's bytes
                 yield
