@@ -49,6 +49,7 @@ from bench.speed import note_args, update_args
 from bench.stress import queries as stress_queries
 from bench.stress import write_stress
 from bench.target_limits import TARGETS
+from vault_tool.storage.config import read_config
 
 SERVE = [sys.executable, "-m", "vault_tool", "serve"]
 ENV_NAMES = ("HOME", "PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "LANG", "TMPDIR")
@@ -79,9 +80,9 @@ def queries(count: int, rng: random.Random, n: int) -> list[str]:
     ]
 
 
-def timed_process(command: list[str], cwd: Path | None = None, stdin: bytes = b"") -> float:
+def timed_process(command: list[str]) -> float:
     started = time.perf_counter()
-    subprocess.run(command, cwd=cwd, input=stdin, check=True, capture_output=True)
+    subprocess.run(command, check=True, capture_output=True)
     return time.perf_counter() - started
 
 
@@ -300,7 +301,7 @@ def bench(count: int, n_queries: int, writes: int, edits: int, workdir: Path) ->
     if floor is not None:
         results["floor_bm25s"] = summary(floor)
     results["floor_git_write"] = summary(git_write_floor(vault, 20))
-    results["floor_quiet_period_ms"] = 300
+    results["floor_quiet_period_ms"] = read_config(vault).debounce_ms
     results.update(asyncio.run(session(vault, asked, writes, edits)))
     stress = workdir / "stress"
     make_vault(stress, count, "stress")

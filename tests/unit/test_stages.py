@@ -53,3 +53,15 @@ def test_a_timing_inside_another_restores_the_outer_one() -> None:
 
 def test_milliseconds_are_rounded_for_the_log() -> None:
     assert stages.as_milliseconds({"ranking": 0.00123456}) == {"ranking": 1.2}
+
+
+def test_a_timed_function_is_a_stage_and_keeps_its_result_and_name() -> None:
+    @stages.timed("ranking")
+    def rank(n: int) -> int:
+        """Doubles."""
+        return 2 * n
+
+    with stages.timing() as collected:
+        assert rank(3) == 6
+    assert set(collected) == {"ranking"}
+    assert rank.__name__ == "rank" and rank.__doc__ == "Doubles."
