@@ -29,6 +29,16 @@ FOLDERS = [
 _SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "shi", "pe", "dra", "on", "el", "ix", "um"]
 
 
+# Words of 2-4 syllables number 41,356: a vocabulary stays well below that, or drawing
+# distinct words at random would take ever longer (and, past it, never end).
+MOST_WORDS = 20_000
+
+
+def vocabulary_size(count: int) -> int:
+    """How many distinct words the notes of a folder of count notes are drawn from."""
+    return min(max(2000, count // 2), MOST_WORDS)
+
+
 def vocabulary(size: int, rng: random.Random) -> list[str]:
     """`size` distinct made-up words (no dictionary needed on a fresh machine)."""
     words: set[str] = set()
@@ -74,7 +84,7 @@ def note_text(
 
 def write_notes(path: Path, count: int, seed: int = 7, git: bool = False) -> int:
     rng = random.Random(seed)
-    words = vocabulary(max(2000, count // 2), rng)
+    words = vocabulary(vocabulary_size(count), rng)
     weights = [1 / (rank + 1) for rank in range(len(words))]
     names = [f"{rng.choice(words).title()} {rng.choice(words)} {n}" for n in range(count)]
     for n in range(count):

@@ -102,7 +102,7 @@ def search_pools(corpus: str, count: int, seed: int = 7) -> dict[str, list[str]]
     if corpus == "notes":
         from bench import notes
 
-        words = notes.vocabulary(max(2000, count // 2), random.Random(seed))
+        words = notes.vocabulary(notes.vocabulary_size(count), random.Random(seed))
         weights = [1 / (rank + 1) for rank in range(len(words))]
         rng = random.Random(1)
         short = [" ".join(rng.choices(words, weights, k=rng.randint(1, 3))) for _ in range(60)]

@@ -44,7 +44,7 @@ from bench.adopt import read_every_note
 from bench.mcp_speed import cli_reindex
 from bench.mcp_start import one_run, tool_list_cost
 from bench.measure import load_average, summary, table, write_results
-from bench.notes import vocabulary, write_notes
+from bench.notes import vocabulary, vocabulary_size, write_notes
 from bench.speed import note_args, update_args
 from bench.stress import queries as stress_queries
 from bench.stress import write_stress
@@ -70,7 +70,7 @@ def make_vault(path: Path, count: int, corpus: str) -> None:
 
 def queries(count: int, rng: random.Random, n: int) -> list[str]:
     """Searches of one to three words drawn from the notes' own vocabulary, common and rare."""
-    words = vocabulary(max(2000, count // 2), random.Random(7))
+    words = vocabulary(vocabulary_size(count), random.Random(7))
     common, rare = words[:200], words[200:]
     return [
         " ".join(
