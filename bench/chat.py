@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from bench.stress import commit_folder
+from bench.notes import commit_folder
 
 # topic -> (facts the user states: (statement, question, values)), the topic's words.
 TOPICS: dict[str, tuple[list[tuple[str, str, list[str]]], list[str]]] = {

@@ -99,19 +99,18 @@ def write_notes(path: Path, count: int, seed: int = 7, git: bool = False) -> int
             bytes(rng.randrange(256) for _ in range(512))
         )
     if git:
-        run = lambda *a: subprocess.run(["git", *a], cwd=path, check=True, capture_output=True)  # noqa: E731
-        run("init", "-q", "-b", "main")
-        run("add", "-A")
-        run(
-            "-c",
-            "user.name=Person",
-            "-c",
-            "user.email=person@example.com",
-            "commit",
-            "-qm",
-            "My notes",
-        )
+        commit_folder(path)
     return count
+
+
+def commit_folder(path: Path, message: str = "My notes") -> None:
+    """Make path a repository with one commit of everything in it, as a person has it."""
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("add", "-A"),
+        ("-c", "user.name=Person", "-c", "user.email=person@example.com", "commit", "-qm", message),
+    ):
+        subprocess.run(["git", *args], cwd=path, check=True, capture_output=True)
 
 
 def main() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import subprocess
 from pathlib import Path
 
 from bench import notes
@@ -38,18 +37,8 @@ def write_stress(path: Path, count: int, seed: int = 7, git: bool = False) -> in
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{names[n]}.md").write_text(notes.note_text(n, names, WORDS, weights, rng))
     if git:
-        commit_folder(path)
+        notes.commit_folder(path)
     return count
-
-
-def commit_folder(path: Path, message: str = "My notes") -> None:
-    """Make path a repository with one commit of everything in it, as a person has it."""
-    for args in (
-        ("init", "-q", "-b", "main"),
-        ("add", "-A"),
-        ("-c", "user.name=Person", "-c", "user.email=person@example.com", "commit", "-qm", message),
-    ):
-        subprocess.run(["git", *args], cwd=path, check=True, capture_output=True)
 
 
 def main() -> None:
