@@ -11,7 +11,7 @@ import contextlib
 import os
 import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,30 @@ def git_processes_in(root: Path) -> list[int]:
     return found
 
 
+def descendants(pid: int) -> list[int]:
+    """Pids of a process's children and theirs (from /proc), taken before it is killed: a
+    child forked but not yet exec'd is not a git process yet, and may become one."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # (the command name, in parentheses, may hold spaces: split after it)
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def ended(pid: int) -> bool:
+    """Whether a process is gone (a zombie counts: it holds no file and runs no code)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
 def within(condition: Callable[[], Any], timeout: float, interval: float = 0.02) -> Any:
     """eventually(), for a harness that counts a timeout as a problem: None if time ran out."""
     try:
@@ -72,9 +96,14 @@ def within(condition: Callable[[], Any], timeout: float, interval: float = 0.02)
         return None
 
 
-def wait_for_git(root: Path, timeout: float = 15.0) -> bool:
-    """Wait until no git process works in the vault (an orphan of a killed writer)."""
-    return within(lambda: not git_processes_in(root), timeout) is not None
+def wait_for_git(root: Path, orphans: Sequence[int] = (), timeout: float = 15.0) -> bool:
+    """Wait until no git process works in the vault and the orphans of a killed writer
+    (its descendants()) have ended."""
+
+    def quiet() -> bool:
+        return all(ended(pid) for pid in orphans) and not git_processes_in(root)
+
+    return within(quiet, timeout) is not None
 
 
 def open_when_free(root: Path, *, client: str, timeout: float) -> Any:

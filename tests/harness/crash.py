@@ -130,6 +130,7 @@ class Harness:
         self.seed = seed
         self.max_run = max_run
         self.acks: dict[str, Ack] = {}
+        self.orphans: list[int] = []  # the last killed process's descendants
         self.person = Person(vault, self.rng)
         self.report = Report()
         self.log = log or (lambda text: None)
@@ -174,6 +175,7 @@ class Harness:
         return subprocess.Popen(argv, env=self.env, start_new_session=True, text=True, **options)
 
     def _kill(self, process: subprocess.Popen, group: bool) -> None:
+        self.orphans = consistency.descendants(process.pid)  # check() waits for them
         with contextlib.suppress(ProcessLookupError):
             if group:
                 os.killpg(process.pid, signal.SIGKILL)
@@ -357,8 +359,8 @@ class Harness:
                 self.report.problems.append(f"cycle {n} ({scenario}): {problem}")
                 self.log(f"  cycle {n} ({scenario}): {counter}: {problem}")
 
-        if not consistency.wait_for_git(self.vault):
-            note("recovery_errors", ["a git process outlived its killed parent for 15 s"])
+        if not consistency.wait_for_git(self.vault, self.orphans):
+            note("recovery_errors", ["a child of the killed process outlived it for 15 s"])
         try:
             vault = consistency.recover(self.vault)
         except Exception as problem:  # counted and shown: the harness goes on

@@ -290,8 +290,9 @@ class GitPerson(Hands):
             self.count("git_cleans")
             said = (done.stdout + done.stderr).splitlines()
             # A folder the vault recreated while git emptied it, or a file it removed while
-            # git listed the folder: git warns about that path and goes on.
-            benign = ("Removing ", "warning: ")
+            # git listed the folder: git warns about that path and goes on (its reason may
+            # come on a line of its own, ": No such file or directory").
+            benign = ("Removing ", "warning: ", ": ")
             unexpected = [line for line in said if line.strip() and not line.startswith(benign)]
             if done.returncode != 0 and unexpected:
                 raise RuntimeError(f"{name}: git clean -xfd failed: {unexpected[:3]}")

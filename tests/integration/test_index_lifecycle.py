@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers import create_args
 from vault_tool.engine.vault import Vault
-from vault_tool.errors import VaultBusy
+from vault_tool.errors import NotFound, VaultBusy
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION
 from vault_tool.search.index import Index
 
@@ -58,6 +58,20 @@ def test_a_search_during_catch_up_says_so(vault):
     assert vault.search({"query": "billing"})["index_catching_up"] is True
     vault.catching_up = False
     assert "index_catching_up" not in vault.search({"query": "billing"})
+
+
+def test_a_deleted_memory_read_during_catch_up_is_reported_deleted_not_busy(vault, vault_path):
+    made = vault.remember(create_args())
+    delete = {"mode": "delete", "memory_id": made["memory_id"],
+              "expected_version_id": made["version_id"]}  # fmt: skip
+    vault.remember(delete)
+    vault.catching_up = True
+    with pytest.raises(NotFound, match="was deleted on"):
+        vault.read(made["memory_id"])
+    # Its file back in the folder, not read yet: the index may simply be behind.
+    (vault_path / made["path"]).write_text("---\ntitle: back\n---\n")
+    with pytest.raises(VaultBusy):
+        vault.read(made["memory_id"])
 
 
 def test_cli_search_json_has_the_tool_result_shape(vault_path):

@@ -18,7 +18,7 @@ from typing import Any
 from vault_tool.core import ids
 from vault_tool.core.memory import parse
 from vault_tool.engine.trail import Start, id_of
-from vault_tool.errors import NotFound, UnparseableFile
+from vault_tool.errors import NotFound, UnparseableFile, VaultBusy
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
 from vault_tool.storage.lineage import FileChange, Logged, blob, changes_of, naming, read_log
@@ -125,15 +125,22 @@ def require(index: Index, store: Store, memory_id: str) -> Indexed:
 def live_or_deleted(index: Index, store: Store, memory_id: str) -> Indexed | Deleted:
     """The live memory with this id (or at this path without .md: the path a person or an
     agent was shown stays good once the file gets an id), else its deletion; NotFound if it
-    never existed."""
+    never existed.
+
+    While the index is behind (VaultBusy) a miss may be a file not read yet, but a deletion
+    git holds is still the answer when its file is not in the folder: a write's own delete
+    is not made to wait for a catch-up that has nothing to add about it.
+    """
     try:
         return index.require(memory_id)
-    except NotFound:
+    except (NotFound, VaultBusy) as missing:
         at_path = index.by_path(f"{memory_id}.md")
         if at_path is not None:
             return at_path
         found = find(store, memory_id)
-        if found is None:
+        if found is None or (
+            isinstance(missing, VaultBusy) and store.read_bytes(found.path) is not None
+        ):
             raise
         return found
 
