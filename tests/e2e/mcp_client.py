@@ -56,14 +56,17 @@ def server_env() -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(vault: Path, errlog: Any = None) -> AsyncIterator[tuple[Any, Any]]:
-    """(ClientSession, InitializeResult) over stdio, after the 2025-11-25 handshake."""
+async def stdio_session(
+    vault: Path, errlog: Any = None, options: tuple[str, ...] = ()
+) -> AsyncIterator[tuple[Any, Any]]:
+    """(ClientSession, InitializeResult) over stdio, after the 2025-11-25 handshake;
+    options: more of `vault-tool serve`'s options."""
     import mcp_types as types
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=SERVE[0], args=[*SERVE[1:], "--vault", str(vault)], env=server_env()
+        command=SERVE[0], args=[*SERVE[1:], "--vault", str(vault), *options], env=server_env()
     )
     with contextlib.ExitStack() as files:
         err = errlog or files.enter_context(open(os.devnull, "w"))

@@ -96,7 +96,7 @@ def within(condition: Callable[[], Any], timeout: float, interval: float = 0.02)
         return None
 
 
-def wait_for_git(root: Path, orphans: Sequence[int] = (), timeout: float = 15.0) -> bool:
+def wait_for_git(root: Path, timeout: float = 15.0, *, orphans: Sequence[int] = ()) -> bool:
     """Wait until no git process works in the vault and the orphans of a killed writer
     (its descendants()) have ended."""
 

@@ -359,7 +359,7 @@ class Harness:
                 self.report.problems.append(f"cycle {n} ({scenario}): {problem}")
                 self.log(f"  cycle {n} ({scenario}): {counter}: {problem}")
 
-        if not consistency.wait_for_git(self.vault, self.orphans):
+        if not consistency.wait_for_git(self.vault, orphans=self.orphans):
             note("recovery_errors", ["a child of the killed process outlived it for 15 s"])
         try:
             vault = consistency.recover(self.vault)

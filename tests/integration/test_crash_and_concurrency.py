@@ -111,9 +111,9 @@ with Vault.open(path, client=f"writer-{tag}") as vault:
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _wait_for_git_to_finish(root: Path, timeout: float = 10.0) -> None:
-    assert consistency.wait_for_git(root.resolve(), timeout), (
-        "a git process kept running in the vault"
+def _wait_for_git_to_finish(root: Path, orphans: list[int] | None = None) -> None:
+    assert consistency.wait_for_git(root.resolve(), 10.0, orphans=orphans or ()), (
+        "a git process (or a child of the killed writer) kept running in the vault"
     )
 
 
@@ -181,10 +181,11 @@ def test_writer_killed_at_random_moments_loses_no_acknowledged_write(vault_path:
                 eventually(partial(len, acks), timeout=20, what="the writer's first ack")
             time.sleep(rng.uniform(0.05, 0.6))
         finally:
+            orphans = consistency.descendants(writer.pid)  # (a child forked, not yet git)
             os.kill(writer.pid, signal.SIGKILL)
             writer.wait()
             reader.join(10)
-        _wait_for_git_to_finish(vault_path)
+        _wait_for_git_to_finish(vault_path, orphans)
         acknowledged.update(acks)
         _assert_vault_is_whole(vault_path, acknowledged)
     assert acknowledged, "the writer acknowledged nothing in five runs"

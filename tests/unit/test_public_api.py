@@ -68,6 +68,7 @@ VAULT_METHODS = {
     "storage_counts",
     "sync_paths",
     "take_in_offline_changes",
+    "team",
     "uncommitted",
     "version",
     "with_key",

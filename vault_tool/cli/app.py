@@ -24,13 +24,26 @@ from vault_tool.cli import (
     search,
     serve,
     setup,
+    team,
     transfer,
 )
 from vault_tool.cli.output import json_requested, report_error
 from vault_tool.errors import EXIT_CODES, OUTPUT_CLOSED, VaultError
 
 # The order of `vault-tool --help`: grouped by topic, from setting up to checking health.
-TOPICS = (setup, serve, search, browse, memories, review, transfer, maintenance, ontology, health)
+TOPICS = (
+    setup,
+    serve,
+    search,
+    browse,
+    memories,
+    review,
+    transfer,
+    team,
+    maintenance,
+    ontology,
+    health,
+)
 
 EPILOG = "Exit codes: " + ", ".join(f"{code} {text}" for code, text in EXIT_CODES.items()) + "."
 

@@ -59,6 +59,12 @@ from vault_tool.ops.hosts import HOSTS
     metavar="ORIGIN",
     help="Also accept browser requests from this Origin (repeatable).",
 )
+@click.option(
+    "--sync-every",
+    metavar="DURATION",
+    help="Sync with the git remote this often (30s, 5m, 1h; 0 never) while this server "
+    "leads the watching [default: sync.every in .vault/config.toml].",
+)
 @vault_options
 def serve(
     use_http: bool,
@@ -69,6 +75,7 @@ def serve(
     rate_limit: int,
     allow_hosts: tuple[str, ...],
     allow_origins: tuple[str, ...],
+    sync_every: str | None,
     vault_path: str | None,
     as_json: bool,
 ) -> None:
@@ -84,6 +91,7 @@ def serve(
     call to .vault/run/audit.jsonl; stderr stays quiet. See docs/mcp.md.
     """
     root = _existing_vault(vault_path)
+    every = None if sync_every is None else _duration(sync_every)
     if use_http:
         from vault_tool.server import http
 
@@ -100,11 +108,11 @@ def serve(
 
     configure_logging(root)
     if use_http:
-        http.serve_http(root, config)
+        http.serve_http(root, config, every)
         return
     from vault_tool.server.stdio import serve_stdio
 
-    serve_stdio(root)
+    serve_stdio(root, every)
 
 
 @click.command()
@@ -265,3 +273,12 @@ def _quoted(part: str) -> str:
 
 
 COMMANDS = [serve, connect, skill]
+
+
+def _duration(text: str) -> float:
+    from vault_tool.core.times import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as problem:
+        raise click.BadParameter(str(problem), param_hint="--sync-every") from None

@@ -59,6 +59,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
         "Rename predicate: {old} -> {new} ({memories})",
         "`vault-tool rename-predicate`",
     ),
+    "sync": (
+        "Sync: merge {what} from {source}",
+        "`vault-tool sync`: the remote branch's commits ({what}: `3 commits`) merged; the body "
+        "names memories kept edited over a deletion and bodies left with conflict markers",
+    ),
     "repair": (
         "Repair: commit interrupted write of {what}",
         "opening a vault finishes a write a crash cut short ({what}: its title, or "
@@ -187,3 +192,14 @@ if __name__ == "__main__":  # python -m vault_tool.core.changelog docs/history.m
 
     doc = Path(sys.argv[1])
     doc.write_text(with_reference(doc.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def synced(commits: int, source: str, kept_edited: Sequence[str], flagged: Sequence[str]) -> str:
+    """A sync's merge of the remote branch's commits; the body names what a person should
+    look at: memories kept edited over a deletion, bodies left with conflict markers."""
+    what = f"{commits} commit" + ("" if commits == 1 else "s")
+    lines = [f"- kept {escape(p)}: edited on one side, deleted on the other" for p in kept_edited]
+    lines += [f"- {escape(p)}: both sides changed the same lines; its body holds conflict "
+              "markers (vault-tool doctor)" for p in flagged]  # fmt: skip
+    parts = [subject("sync", what=what, source=source), *(["\n".join(lines)] if lines else [])]
+    return "\n\n".join([*parts, "Client: sync"]) + "\n"

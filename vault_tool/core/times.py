@@ -105,3 +105,18 @@ def _months_before(day: date, months: int) -> date:
     year, month = divmod(index, 12)
     following = date(year + (month == 11), (month + 1) % 12 + 1, 1)
     return date(year, month + 1, min(day.day, (following - timedelta(days=1)).day))
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|)\s*$")
+_SECONDS_PER = {"": 1, "s": 1, "m": 60, "h": 3600}
+
+
+def parse_duration(text: str | float) -> float:
+    """Seconds in a duration as a person writes one: `30s`, `5m`, `1h`, or a number of
+    seconds; 0 means never. ValueError naming the forms it takes."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        if text >= 0:
+            return float(text)
+    elif isinstance(text, str) and (found := _DURATION.match(text)):
+        return float(found.group(1)) * _SECONDS_PER[found.group(2)]
+    raise ValueError(f"{text!r} is not a duration: write 30s, 5m, 1h or 0 (never)")

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from vault_tool.core.calls import Controls
+from vault_tool.core import calls
+from vault_tool.core import query as query_syntax
 from vault_tool.core.ids import is_memory_path, path_id
 from vault_tool.core.memory import Memory, parse
 from vault_tool.core.times import MOMENT_FORMS, end_of, parse_moment, parse_time, valid_on
@@ -204,15 +206,19 @@ def find_version(commits: list[Commit], memory_id: str, version: str) -> Commit:
 
 
 def search_as_of(
-    store: Store,
-    query: str,
-    controls: Controls,
-    when: str,
-    *,
-    explain: bool = False,
-    progress: Any = None,
+    store: Store, args: Any, when: str, *, explain: bool = False, progress: Any = None
 ) -> dict[str, Any]:
     """Rank the memories the vault held at a moment, with the facts valid on that day."""
+    call = calls.check_search(args)
+    if call.query is None:
+        raise InvalidInput(
+            "query: a search as of a moment ranks by query",
+            hint="send a query instead of memory_id",
+            field="query",
+        )
+    query_syntax.parse_query(call.query)  # a malformed query is refused before the past is read
+    # The moment replaces since/until: an as-of search ranks what the vault held then.
+    query, controls = call.query, replace(call.controls, since=None, until=None)
     sha, moment = resolve_moment(store, when)
     listing = store.git("-c", "core.quotepath=off", "ls-tree", "-r", "--name-only", sha)
     paths = [p for p in listing.splitlines() if is_memory_path(p)]

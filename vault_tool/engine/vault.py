@@ -8,20 +8,20 @@ call only these methods, so data flows one way: surfaces -> Vault -> (storage, s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import calls, changelog, ids, query
+from vault_tool.core import calls, changelog, ids
 from vault_tool.core.memory import Memory, fingerprint, parse
 from vault_tool.core.times import utc_now
-from vault_tool.engine import deletions, history, reads, restoring
+from vault_tool.engine import deletions, history, reads, restoring, syncing
 from vault_tool.engine.intake import Intake, Progress, SyncReport
 from vault_tool.engine.ledger import Ledger
 from vault_tool.engine.recovery import Recovery
 from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client
-from vault_tool.errors import Cancelled, InvalidInput
+from vault_tool.errors import Cancelled
 from vault_tool.search import links
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import MERGE_AT_SEGMENTS, Index
@@ -192,19 +192,7 @@ class Vault:
         self, args: dict[str, Any], when: str, *, explain: bool = False, progress: Any = None
     ) -> dict[str, Any]:
         """A query over the vault as it was at a date or commit (not recorded in the ledger)."""
-        call = calls.check_search(args)
-        if call.query is None:
-            raise InvalidInput(
-                "query: a search as of a moment ranks by query",
-                hint="send a query instead of memory_id",
-                field="query",
-            )
-        query.parse_query(call.query)  # a malformed query is refused before the past is read
-        # The moment replaces since/until: an as-of search ranks what the vault held then.
-        controls = replace(call.controls, since=None, until=None)
-        return history.search_as_of(
-            self._store, call.query, controls, when, explain=explain, progress=progress
-        )
+        return history.search_as_of(self._store, args, when, explain=explain, progress=progress)
 
     def ledger_records(self, kind: str | None = None) -> Iterator[dict[str, Any]]:
         """The retrieval ledger's records (searches, feedback), oldest first."""
@@ -347,6 +335,11 @@ class Vault:
     def problems(self) -> dict[str, dict[str, Any]]:
         """Files that did not parse when last read: path -> line, reason, hint."""
         return self._intake.problems()
+
+    @property
+    def team(self) -> syncing.Team:
+        """Its remotes, and sync with them: a vault a team shares through a git remote."""
+        return syncing.Team(self._store, self._intake)
 
     # --- state and upkeep ----------------------------------------------------------------
 

@@ -86,11 +86,13 @@ class AuditLog:
 class Runtime:
     """The opened vault, its watcher, and the bookkeeping that lets shutdown wait for calls."""
 
-    def __init__(self, root: Path, transport: str) -> None:
+    def __init__(self, root: Path, transport: str, sync_every: float | None = None) -> None:
         self.root = root
         self.transport = transport
         self.vault: Any = None
         self.watcher: Any = None
+        self.syncer: Any = None
+        self._sync_every = sync_every  # (None: the vault's setting)
         self.audit = AuditLog(root)
         self._open_error: VaultError | None = None
         self._running = 0
@@ -148,6 +150,12 @@ class Runtime:
         with self._starting:
             if self.vault is not None and self.watcher is None and not self._stopped:
                 self.watcher = Watcher(self.vault).start()
+                every = self._sync_every
+                every = self.vault.settings.sync_every_seconds if every is None else every
+                if every > 0:
+                    from vault_tool.server.background_sync import BackgroundSync
+
+                    self.syncer = BackgroundSync(self.vault, self.watcher.leading, every).start()
 
     def index_filled(self) -> bool:
         """Whether a catch-up has filled the index since it was made: until one has, every
@@ -224,6 +232,8 @@ class Runtime:
         """Stop the watcher, let running calls finish (briefly), close the vault and git helpers."""
         with self._starting:
             self._stopped = True
+        if self.syncer is not None:
+            self.syncer.stop()
         if self.watcher is not None:
             self.watcher.stop(timeout=WATCHER_STOP_SECONDS)
             self.watcher = None

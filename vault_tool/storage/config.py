@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from vault_tool.core.times import parse_duration
 from vault_tool.errors import VaultUnavailable
 
 ENV_VAR = "VAULT_TOOL_VAULT"
@@ -30,6 +31,11 @@ debounce_ms = 300
 [write]
 # How long a writer waits for another writer (or your own git command) before giving up.
 lock_timeout_seconds = 30
+
+[sync]
+# How often a server syncs with the git remote (`vault-tool sync`): 30s, 5m, 1h; 0 never.
+# Only the process that leads the watching syncs. docs/team.md
+every = "0"
 """
 
 
@@ -50,6 +56,7 @@ class Config:
     auto_commit: bool = True
     debounce_ms: int = 300
     lock_timeout_seconds: float = 30.0
+    sync_every_seconds: float = 0.0
 
 
 def resolve_vault_path(explicit: str | os.PathLike[str] | None) -> Path:
@@ -90,13 +97,15 @@ def read_config(root: Path) -> Config:
         ) from None
     watch = data.get("watch", {})
     write = data.get("write", {})
+    sync = data.get("sync", {})
     try:
         return Config(
             auto_commit=_typed(watch, "auto_commit", bool, True),
             debounce_ms=_typed(watch, "debounce_ms", int, 300),
             lock_timeout_seconds=float(_typed(write, "lock_timeout_seconds", (int, float), 30)),
+            sync_every_seconds=parse_duration(_typed(sync, "every", (str, int, float), "0")),
         )
-    except TypeError as problem:
+    except (TypeError, ValueError) as problem:
         raise VaultUnavailable(f"{CONFIG_PATH}: {problem}", hint="fix the value's type") from None
 
 

@@ -23,7 +23,7 @@ from vault_tool.core import stages
 from vault_tool.core.changelog import memories, subject
 from vault_tool.core.ids import is_memory_path
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
-from vault_tool.storage import adopt
+from vault_tool.storage import adopt, merge_setup
 from vault_tool.storage import config as config_module
 from vault_tool.storage.changes import (
     UNCHECKED,
@@ -59,10 +59,11 @@ GITIGNORE = """\
 # Temporary files of interrupted writes (removed on the next start).
 .*.vault-tmp-*
 """
-GITATTRIBUTES = """\
+_BYTE_FOR_BYTE = """\
 # Store every file byte for byte, so a file's blob id tells at once whether it changed.
 * -text
 """
+GITATTRIBUTES = _BYTE_FOR_BYTE + merge_setup.ATTRIBUTES
 
 
 __all__ = ["UNCHECKED", "Change", "Store"]
@@ -88,6 +89,7 @@ class Store:
         self.show_file = repo.show_file
         self.diff = repo.diff
         self.commit_exists = repo.commit_exists
+        self.git_environment = repo.repo.git.environment  # (the identity fallback, if any)
         self._journal_dir = self.run_dir / "journal"
         # In git's own folder, which `git clean -xfd` never removes (it does remove .vault/run).
         self.write_lock_path = Path(repo.git_dir) / "vault-tool" / "write.lock"
@@ -109,6 +111,8 @@ class Store:
         store = cls(root, Git(root, open_repo(root), settings.lock_timeout_seconds), settings)
         store.run_dir.mkdir(parents=True, exist_ok=True)
         store.repo.use_identity_fallback_if_needed()
+        with contextlib.suppress(OSError, VaultError):  # (doctor says when it is missing)
+            merge_setup.register(store.git, store.repo.git_dir, root)
         journals = store._journal_dir.is_dir() and any(store._journal_dir.iterdir())
         if repair and (journals or store.commits.index_behind()):
             try:
@@ -142,6 +146,7 @@ class Store:
         write_new(root / config_module.CONFIG_PATH, config_module.DEFAULT_CONFIG)
         settings = config_module.read_config(root)
         store = cls(root, Git(root, repo, settings.lock_timeout_seconds), settings)
+        merge_setup.register(store.git, store.repo.git_dir, root)
         if not store.repo.has_identity():
             store.git("config", "user.name", FALLBACK_NAME)
             store.git("config", "user.email", FALLBACK_EMAIL)

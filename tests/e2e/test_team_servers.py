@@ -1,0 +1,109 @@
+"""Servers on clones of one team vault, driven by the official MCP client: what an agent
+writes on one clone is found by the agent on another once they sync, in the foreground
+(`vault-tool sync`) or in the background (`serve --sync-every`), and a storm of syncs
+while agents write ends with every clone holding the same files."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.cli_support import invoke
+from tests.clones import fact, memory_args, memory_problems, team, tree
+from tests.e2e.mcp_client import (  # noqa: F401 (anyio_backend is a fixture)
+    anyio_backend,
+    stdio_session,
+)
+from tests.helpers import eventually_async, git
+
+pytestmark = pytest.mark.anyio
+
+# The storm's length: a minute is the full run (VAULT_TOOL_STORM_SECONDS=60); CI runs less.
+STORM_SECONDS = float(os.environ.get("VAULT_TOOL_STORM_SECONDS", "15"))
+
+
+async def _found(session, memory_id: str) -> dict | None:
+    read = await session.call_tool("search", {"memory_id": memory_id})
+    return None if read.is_error else read.structured_content
+
+
+async def test_a_write_on_one_clone_is_found_on_the_other_after_a_sync(tmp_path: Path):
+    _, (a_path, b_path) = team(tmp_path)
+    async with stdio_session(a_path) as (a, _), stdio_session(b_path) as (b, _):
+        made = (
+            await a.call_tool(
+                "remember",
+                memory_args(
+                    "Invoice run moved",
+                    "# Invoice run moved\n\nTo the 2nd of the month.\n",
+                    [fact("invoice run", "moved_to", "the 2nd")],
+                    ["billing"],
+                ),
+            )
+        ).structured_content
+        for path in (a_path, b_path):
+            done = invoke("sync", "--vault", path)
+            assert done.exit_code == 0, done.stdout + done.stderr
+
+        async def hit() -> dict | None:
+            found = (await b.call_tool("search", {"query": "invoice run moved"})).structured_content
+            return found if found["selected_hits"] else None
+
+        found = await eventually_async(hit, timeout=15, interval=0.1, what="the synced memory")
+        assert found["selected_hits"][0]["memory_id"] == made["memory_id"]
+        read = await eventually_async(lambda: _found(b, made["memory_id"]), timeout=15)
+        assert read["version_id"] == made["version_id"]  # the same commit: a merge keeps ids
+
+
+async def test_a_sync_storm_while_agents_write_ends_converged(tmp_path: Path):
+    _, clones = team(tmp_path, members=3)
+    written: list[str] = []
+    async with contextlib.AsyncExitStack() as stack:
+        every = ("--sync-every", "1s")
+        opened = [await stack.enter_async_context(stdio_session(p, options=every)) for p in clones]
+        sessions = [session for session, _ in opened]
+        started = time.monotonic()
+        n = 0
+        while time.monotonic() - started < STORM_SECONDS:
+            for k, session in enumerate(sessions):
+                n += 1
+                title = f"Storm note {n} from clone {k}"
+                made = await session.call_tool(
+                    "remember",
+                    memory_args(
+                        title,
+                        f"# {title}\n\nWritten during the storm.\n",
+                        [fact(f"clone {k}", "wrote", f"note {n}")],
+                        ["storm"],
+                    ),
+                )
+                assert not made.is_error, made.structured_content
+                written.append(made.structured_content["memory_id"])
+            await anyio.sleep(0.3)
+
+        # Writes stop; the background syncs go on until every clone holds the same tree.
+        async def converged() -> bool:
+            heads = {tree(path) for path in clones}
+            remote = git(clones[0], "ls-remote", "origin", "refs/heads/main").split()[0]
+            return len(heads) == 1 and all(
+                git(path, "rev-parse", "HEAD") == remote for path in clones
+            )
+
+        await eventually_async(converged, timeout=60, interval=0.5, what="the clones to converge")
+        for session in sessions:
+            for memory_id in written:
+                assert await eventually_async(
+                    functools.partial(_found, session, memory_id), timeout=15
+                )
+    for path in clones:
+        assert memory_problems(path) == []
+        # Sync commits nothing but merges: every other commit is an agent's write.
+        assert git(path, "log", "--no-merges", "--grep", "Client: sync", "--format=%h") == ""
+        log = git(path, "log", "--no-merges", "--format=%s").splitlines()
+        assert sum(s.startswith("Create decision: Storm note") for s in log) == len(written)

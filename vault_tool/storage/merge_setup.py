@@ -1,0 +1,117 @@
+"""The memory merge driver, registered with git so that every merge of a memory file uses it.
+
+git finds a merge driver in two places: an attribute naming it for the path
+(`*.md merge=vault-tool`, in the committed `.gitattributes`, or in `.git/info/attributes`
+where a person's own `.gitattributes` does not name it) and the command in `.git/config`.
+Both are written by `init` and checked on every open, so a person's plain `git pull`,
+`git merge`, `git rebase` and `git cherry-pick` in a clone use the driver once vault-tool
+has opened it. A clone nobody has opened yet falls back to git's text merge without a word:
+doctor reports that (problems()).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+DRIVER = "vault-tool"
+ATTRIBUTE_LINE = f"*.md merge={DRIVER}"
+ATTRIBUTES = f"""\
+# Merge memories fact by fact: `vault-tool merge-driver` (registered in .git/config).
+{ATTRIBUTE_LINE}
+"""
+_NAME = "vault-tool: merge memory files by their front matter's keys, facts and entities"
+
+
+def driver_command() -> str:
+    """The command git runs (%O base, %A ours and the result, %B theirs, %L marker size,
+    %P the path), with this interpreter: the `vault-tool` script may not be on git's PATH."""
+    return f"{shlex.quote(sys.executable)} -m vault_tool merge-driver %O %A %B %L %P"
+
+
+def register(repo_run, git_dir: Path, root: Path) -> bool:
+    """Name the driver for memory files and give git its command; True if anything was
+    written. Cheap when both are there (two file reads, no git process). A command that
+    still runs is kept: the same vault opened by two environments does not flip it."""
+    wrote = False
+    if not _runs(configured_driver(git_dir)):
+        repo_run("config", f"merge.{DRIVER}.name", _NAME)
+        repo_run("config", f"merge.{DRIVER}.driver", driver_command())
+        wrote = True
+    if not names_driver(root, git_dir):
+        info = git_dir / "info" / "attributes"
+        info.parent.mkdir(parents=True, exist_ok=True)
+        before = _read(info)
+        with info.open("a", encoding="utf-8") as out:
+            out.write(("\n" if before and not before.endswith("\n") else "") + ATTRIBUTES)
+        wrote = True
+    return wrote
+
+
+def configured_driver(git_dir: Path) -> str | None:
+    """The driver's command in .git/config, read from the file (git writes the section
+    `[merge "vault-tool"]` with one `driver = ...` line), or None."""
+    inside = False
+    for line in _read(git_dir / "config").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped == f'[merge "{DRIVER}"]'
+        elif inside and stripped.startswith("driver"):
+            key, _, value = stripped.partition("=")
+            if key.strip() == "driver":
+                return _unescaped(value.strip())
+    return None
+
+
+def _runs(command: str | None) -> bool:
+    """Whether a configured command is ours and its interpreter is still there."""
+    if not command or "merge-driver" not in command:
+        return False
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return False
+    return Path(program).is_file() and os.access(program, os.X_OK)
+
+
+def names_driver(root: Path, git_dir: Path) -> bool:
+    """Whether an attributes file of the vault names the driver for memory files."""
+    return any(
+        ATTRIBUTE_LINE in _read(path).splitlines()
+        for path in (root / ".gitattributes", git_dir / "info" / "attributes")
+    )
+
+
+def problems(config_driver: str | None, root: Path, git_dir: Path) -> list[str]:
+    """What keeps git from merging memory files with the driver (config_driver: the value of
+    merge.vault-tool.driver, None when unset); empty when it will."""
+    found = []
+    if not config_driver:
+        found.append(
+            f"git has no command for the merge driver (merge.{DRIVER}.driver is unset): "
+            "merges of memory files fall back to git's text merge"
+        )
+    elif not _runs(config_driver):
+        found.append(
+            f"merge.{DRIVER}.driver ({config_driver}) is not a `vault-tool merge-driver` "
+            "that can run here: open the vault with vault-tool to write it again"
+        )
+    if not names_driver(root, git_dir):
+        found.append(f"no attributes file names the merge driver ({ATTRIBUTE_LINE})")
+    return found
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return ""
+
+
+def _unescaped(value: str) -> str:
+    # git quotes a value that holds `;` or `#`, escaping `"` and `\` inside.
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        value = value[1:-1]
+    return value.replace('\\"', '"').replace("\\\\", "\\")

@@ -1,0 +1,295 @@
+"""A vault's remote, as plain git works with it: fetch, merge what came, push; never force.
+
+The merge keeps every commit's id: a version id an agent was given stays good after a
+sync (a rebase would rewrite the unpublished ones). Memory files merge through the driver
+(merge_setup.py, core/merge.py). What git cannot decide without a person is settled so
+that nothing is lost and syncing never stops:
+
+- both sides edited the same lines of a body: the driver left git's markers in the body
+  only; the merge is committed with them and the memory is flagged (doctor, and a
+  `problem` on its hits) until a person resolves it;
+- a memory edited on one side and deleted on the other: the edited version is kept and
+  the deletion named in the merge commit's message.
+
+Anything else (markers in a front matter, a conflict in a file that is not a memory) is
+left to a person: the merge is aborted, the vault is as it was, and the sync says which
+files to merge by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vault_tool.core import ids
+from vault_tool.errors import InvalidInput, VaultBusy
+from vault_tool.storage.repo_state import conflict_line
+
+# A name git accepts for a remote and a shell shows as it is.
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# How long one network command may take before the remote counts as unreachable.
+NETWORK_TIMEOUT_SECONDS = 120
+_FRONT_MATTER_END = re.compile(rb"^---[ \t]*\r?$", re.MULTILINE)
+
+
+class Unreachable(Exception):
+    """The remote cannot be reached now (offline, down, refused): not an error of the vault;
+    writes go on and the next sync tries again."""
+
+
+class PushRefused(Exception):
+    """The remote refused the push for a reason a retry does not change (a protected
+    branch, a hook)."""
+
+
+@dataclass
+class Merged:
+    """What a merge of the remote's branch did."""
+
+    how: str  # "up to date", "fast-forward", "merge", or "ahead" (nothing came)
+    commits_in: int = 0
+    paths: list[str] = field(default_factory=list)  # files it changed in the folder
+    kept_edited: list[str] = field(default_factory=list)  # edited here, deleted there (or back)
+    flagged: list[str] = field(default_factory=list)  # bodies left holding conflict markers
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise InvalidInput(
+            f"remote name {name!r} is not a plain name",
+            hint="use letters, digits, '.', '_' or '-' (like origin, team, backup)",
+            field="name",
+        )
+    return name
+
+
+class Remote:
+    """One named remote of the vault's repository (git runs in the vault folder)."""
+
+    def __init__(self, root: Path, name: str, environment: dict[str, str] | None = None) -> None:
+        self.root = root
+        self.name = check_name(name)
+        # What the vault's own git commands run with (who commits when git knows nobody).
+        self._environment = environment or {}
+
+    # --- the remote's settings ----------------------------------------------------------
+
+    @staticmethod
+    def listed(root: Path) -> dict[str, str]:
+        """name -> fetch URL of every remote."""
+        done = _git(root, "remote", "-v")
+        found: dict[str, str] = {}
+        for line in done.stdout.splitlines():
+            name, _, rest = line.partition("\t")
+            if rest.endswith("(fetch)"):
+                found[name] = rest.removesuffix("(fetch)").strip()
+        return found
+
+    def add(self, url: str) -> None:
+        if not url.strip() or url.startswith("-"):
+            raise InvalidInput(
+                f"remote URL {url!r} is empty or looks like an option",
+                hint="give the URL or path of a git repository",
+                field="url",
+            )
+        if self.name in self.listed(self.root):
+            raise InvalidInput(
+                f"the vault already has a remote named {self.name}",
+                hint=f"pick another name, or change it with `git remote set-url {self.name} URL`",
+                field="name",
+            )
+        self._git("remote", "add", "--", self.name, url, check=True)
+
+    # --- fetch, merge, push ---------------------------------------------------------------
+
+    def fetch(self, branch: str) -> str | None:
+        """Fetch the branch; its commit, or None if the remote does not have it yet."""
+        done = self._git(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--",
+            self.name,
+            f"+refs/heads/{branch}:refs/remotes/{self.name}/{branch}",
+            network=True,
+        )
+        if done.returncode != 0:
+            if "couldn't find remote ref" in done.stderr:
+                return None  # an empty remote, or a branch nobody pushed yet
+            raise Unreachable(_last_line(done.stderr))
+        sha = self._git(
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            f"refs/remotes/{self.name}/{branch}^{{commit}}",
+        )
+        return sha.stdout.strip() or None
+
+    def merge(self, theirs: str, message: Callable[[Merged], str]) -> Merged:
+        """Merge their commit into HEAD (the caller holds the vault's write lock)."""
+        head = self._git("rev-parse", "HEAD", check=True).stdout.strip()
+        if _is_ancestor(self.root, theirs, head):
+            return Merged("up to date" if theirs == head else "ahead")
+        commits_in = int(self._git("rev-list", "--count", f"{head}..{theirs}", check=True).stdout)
+        if _is_ancestor(self.root, head, theirs):
+            self._git("merge", "--ff-only", "--quiet", theirs, check=True)
+            return Merged("fast-forward", commits_in, _changed(self.root, head, theirs))
+        merged = Merged("merge", commits_in)
+        done = self._git("merge", "--no-ff", "--no-edit", "--no-commit", theirs)
+        merging = self._git("rev-parse", "--quiet", "--verify", "MERGE_HEAD").returncode == 0
+        if done.returncode != 0 and not merging:
+            raise VaultBusy(
+                f"git merge of {self.name} did not start: {_last_line(done.stderr)}",
+                hint="run `git status` in the vault and retry the sync",
+            )
+        try:
+            self._settle(merged)
+        except BaseException:
+            self._git("merge", "--abort")
+            raise
+        self._git(
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "-F",
+            "-",
+            stdin=message(merged),
+            check=True,
+        )
+        merged.paths = _changed(self.root, head, "HEAD")
+        return merged
+
+    def push(self, sha: str, branch: str) -> bool:
+        """Push sha as the remote's branch: True if it landed, False if the remote moved on
+        (fetch and merge again). Never forced."""
+        done = self._git(
+            "push",
+            "--porcelain",
+            "--quiet",
+            "--",
+            self.name,
+            f"{sha}:refs/heads/{branch}",
+            network=True,
+        )
+        if done.returncode == 0:
+            return True
+        said = done.stdout + done.stderr
+        if "[rejected]" in said or "fetch first" in said or "non-fast-forward" in said:
+            return False
+        if "[remote rejected]" in said:
+            raise PushRefused(_last_line(said))
+        raise Unreachable(_last_line(done.stderr or done.stdout))
+
+    def _git(self, *args: str, **options: Any) -> subprocess.CompletedProcess[str]:
+        return _git(self.root, *args, environment=self._environment, **options)
+
+    # --- what a merge left for a person ------------------------------------------------
+
+    def _settle(self, merged: Merged) -> None:
+        """Settle each unmerged path as the module says, or raise (the caller aborts)."""
+        stages: dict[str, set[int]] = {}
+        listed = self._git("ls-files", "-u", "-z", check=True).stdout
+        for entry in filter(None, listed.split("\0")):
+            info, _, path = entry.partition("\t")
+            stages.setdefault(path, set()).add(int(info.split()[2]))
+        by_hand = []
+        for path, held in sorted(stages.items()):
+            data = _read(self.root / path)
+            if not ids.is_memory_path(path):
+                by_hand.append(path)
+            elif held in ({1, 2}, {1, 3}) and data is not None:
+                merged.kept_edited.append(path)  # edited on one side, deleted on the other
+            elif 2 in held and 3 in held and data is not None and _markers_in_body(data):
+                merged.flagged.append(path)
+            else:
+                by_hand.append(path)
+        if by_hand:
+            shown = ", ".join(by_hand[:5]) + (" ..." if len(by_hand) > 5 else "")
+            raise MergeByHand(by_hand, f"the remote's changes to {shown} need a person")
+        settled = [*merged.kept_edited, *merged.flagged]
+        if settled:
+            self._git("add", "--", *settled, check=True)
+
+
+class MergeByHand(VaultBusy):
+    """A merge git and the driver could not finish: a person merges these files."""
+
+    def __init__(self, paths: list[str], message: str) -> None:
+        super().__init__(
+            message,
+            hint="merge by hand: `git pull` in the vault, resolve the files it names, "
+            "commit; the next sync goes on from there",
+        )
+        self.paths = paths
+
+
+def _markers_in_body(data: bytes) -> bool:
+    """Whether git's conflict markers lie only after the front matter (none before it)."""
+    line = conflict_line(data)
+    if line is None:
+        return False
+    if not data.startswith(b"---"):
+        return False  # no front matter to keep whole: the whole file is in conflict
+    ends = list(_FRONT_MATTER_END.finditer(data, 3))
+    return bool(ends) and data.count(b"\n", 0, ends[0].start()) + 1 < line
+
+
+def _is_ancestor(root: Path, older: str, newer: str) -> bool:
+    return _git(root, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+
+def _changed(root: Path, before: str, after: str) -> list[str]:
+    listed = _git(root, "diff", "--name-only", "--no-renames", "-z", before, after, check=True)
+    return sorted(filter(None, listed.stdout.split("\0")))
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "git gave no reason"
+
+
+def _git(
+    root: Path,
+    *args: str,
+    check: bool = False,
+    network: bool = False,
+    stdin: str | None = None,
+    environment: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """git in the vault, its messages in English (they are read) and never asking for a
+    password on a terminal (a background sync would wait forever)."""
+    env = {**os.environ, **(environment or {}), "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+    env["GIT_ASKPASS"] = "true"
+    if network:
+        env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=root,
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=NETWORK_TIMEOUT_SECONDS if network else None,
+        )
+    except subprocess.TimeoutExpired:
+        raise Unreachable(f"git {args[0]} took over {NETWORK_TIMEOUT_SECONDS} s") from None
+    if check and done.returncode != 0:
+        raise VaultBusy(
+            f"git {args[0]} failed: {_last_line(done.stderr)}",
+            hint="run `git status` in the vault, then retry",
+        )
+    return done
