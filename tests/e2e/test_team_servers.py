@@ -107,3 +107,76 @@ async def test_a_sync_storm_while_agents_write_ends_converged(tmp_path: Path):
         assert git(path, "log", "--no-merges", "--grep", "Client: sync", "--format=%h") == ""
         log = git(path, "log", "--no-merges", "--format=%s").splitlines()
         assert sum(s.startswith("Create decision: Storm note") for s in log) == len(written)
+
+
+async def test_updates_through_two_servers_and_a_persons_pull_merge_fact_by_fact(tmp_path: Path):
+    _, (a_path, b_path) = team(tmp_path)
+    async with stdio_session(a_path) as (a, _), stdio_session(b_path) as (b, _):
+        made = (
+            await a.call_tool(
+                "remember",
+                memory_args(
+                    "Billing on-call",
+                    "# Billing on-call\n\nAna is on call.\n\nPages go to #billing.\n",
+                    [fact("Ana", "is_on_call_for", "billing")],
+                    ["on-call"],
+                ),
+            )
+        ).structured_content
+        assert invoke("sync", "--vault", a_path).exit_code == 0
+        assert invoke("sync", "--vault", b_path).exit_code == 0
+        b_read = await eventually_async(functools.partial(_found, b, made["memory_id"]))
+
+        async def update(session, read: dict, new_fact: dict, tag: str, body_change) -> None:
+            delta = read["semantic_delta"]
+            names = {e["n"] for e in delta["entities"]}
+            entities = delta["entities"] + [
+                {"n": n, "kind": "thing", "is": f"what the team calls {n}"}
+                for n in (new_fact["subject"], new_fact["object"])
+                if n not in names
+            ]
+            done = await session.call_tool(
+                "remember",
+                {
+                    "mode": "update",
+                    "memory_id": read["memory_id"],
+                    "expected_version_id": read["version_id"],
+                    "content_md": body_change(read["content_md"]),
+                    "semantic_delta": {
+                        **delta,
+                        "entities": entities,
+                        "facts": [*delta["facts"], new_fact],
+                        "tags": [*delta["tags"], tag],
+                    },
+                },
+            )
+            assert not done.is_error, done.structured_content
+
+        a_read = await _found(a, made["memory_id"])
+        await update(
+            a,
+            a_read,
+            fact("Ben", "backs_up", "Ana"),
+            "backup",
+            lambda body: body.replace("Ana is on call.", "Ana is on call this week."),
+        )
+        await update(
+            b,
+            b_read,
+            fact("billing", "pages", "#billing"),
+            "pager",
+            lambda body: body.replace("Pages go to #billing.", "Pages go to #billing-oncall."),
+        )
+        assert invoke("sync", "--vault", a_path).exit_code == 0
+        # B's person pulls with plain git while B's server runs: its watcher takes it in.
+        git(b_path, "pull", "--no-rebase", "--quiet", "--no-edit")
+
+        async def merged() -> dict | None:
+            read = await _found(b, made["memory_id"])
+            facts = {f["subject"] for f in read["semantic_delta"]["facts"]} if read else set()
+            return read if {"Ana", "Ben", "billing"} <= facts else None
+
+        read = await eventually_async(merged, timeout=15, interval=0.1, what="the pulled merge")
+        assert set(read["semantic_delta"]["tags"]) == {"on-call", "backup", "pager"}
+        assert "this week" in read["content_md"] and "#billing-oncall" in read["content_md"]
+        assert memory_problems(b_path) == []

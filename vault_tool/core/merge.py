@@ -1,0 +1,397 @@
+"""The three-way merge of a memory file: its front matter by key, its body by lines. Pure.
+
+This is the reference of the rules `vault-tool merge-driver` applies when git merges a
+memory file (a merge, a rebase, a cherry-pick, a pull). `base` is the common ancestor
+(empty when there is none: both sides added the file), `ours` and `theirs` the two sides.
+The rules give the same front matter, byte for byte, whichever side is ours (and the body
+is git's, the same either way when it merges cleanly), so two clones merging each other's
+work in opposite directions write identical files. The merge writes no time of its own.
+
+Front matter, key by key (values compared by their canonical text, so `1` is not `true`):
+- changed on one side only (the other equals the base): that side's value, as written;
+  changed alike on both: that value; removed on one side and changed on the other: the
+  changed value is kept; removed on one side and untouched on the other: removed.
+- changed differently on both: `created` takes the earlier time and `updated` the later
+  (no note; a value that is not a time falls to the next rule). Every other value (title,
+  memory_type, key, status, pinned, expires_at, source, and foreign keys such as
+  `aliases`, each taken whole) takes the value of the side whose `updated` is later (a
+  missing or unreadable `updated` counts as the oldest; a tie goes to the value whose
+  canonical text sorts first), and the losing value is recorded in a conflict note.
+- `entities` are a set keyed by normalised name (case, accents, spaces) and kind;
+  `facts` by (subject, predicate, object), names normalised alike; `tags` by name (a list
+  or one string, read as hand_made reads them, every one kept) and `supersedes` by id;
+  `merge_conflicts` by the whole note. An item removed on one side and untouched on the
+  other is removed; added on either side, kept; removed on one side and changed on the
+  other, kept as changed (a key removed whole counts as all its items removed). Inside
+  an entity or a fact changed on both sides each field (the gloss `is`, `valid_from`,
+  `valid_until`, a name's spelling) is merged as a value by the rules above, a losing one
+  noted as `entities[Ana/person].is` or `facts[Ana owns billing].valid_until`. An entity
+  one side removed is kept while a kept fact still names it. A name written twice on one
+  side is two items.
+- Order, when both sides changed a list (or the keys): the items of the side whose
+  `updated` is later (a tie broken by the two front matters' canonical text) in its
+  order, then the other side's others in theirs. Left as it was on one side, a list comes
+  out exactly as the other side wrote it.
+- The conflict note: `merge_conflicts`, a list of `{field, kept, set_aside}` added to the
+  front matter (after the notes already there); a person reviews it and deletes the key
+  (doctor lists the memories holding one).
+
+Text: a side whose whole front matter is the base's leaves the other side's, as written;
+otherwise each key the merge left as one side wrote it keeps that side's lines (comments,
+quotes), and only merged keys are written anew, as the tool writes YAML. A byte order mark
+is kept as the sides agree. The body is the text after the front matter: left as it was on
+one side, the other's; changed on both, merged by `git merge-file --diff3` (the driver
+runs it), so conflict markers can only ever be in the body, under a whole, merged front
+matter.
+
+Not merged by these rules (a Fallback: the whole file goes to `git merge-file`): a side
+that does not parse (bad YAML, a value the schema refuses, not UTF-8, empty), or a merged
+front matter the schema would refuse (over 20 tags, say): reported, and the merge stops
+as a conflict whatever the text merge gives; two sides with different ids (two memories,
+not one) and files without front matter on every side: git's text merge decides.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from vault_tool.core import schema
+from vault_tool.core.hand_made import tag_name, tag_values
+from vault_tool.core.memory import BOM, parse
+from vault_tool.core.text import normalize_name
+from vault_tool.core.times import parse_time
+from vault_tool.core.yaml_safe import dump_yaml, load_yaml
+from vault_tool.errors import InvalidInput, UnparseableFile
+
+NOTES_KEY = "merge_conflicts"
+_SCHEMA = "memory.schema.json"
+_BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)  # python-frontmatter's, as parse reads
+_MISSING: Any = object()
+_BOTH: Any = object()  # changed differently on both sides
+_OLDEST = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """The file is merged as text: why, and whether the merge must stop (report)."""
+
+    reason: str
+    report: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A memory merged: its front matter settled, its body settled or left to git."""
+
+    head: str  # the byte order mark and the front matter with its --- lines ("" for none)
+    bodies: tuple[str, str, str]  # base, ours, theirs
+    body: str | None  # None: the body changed on both sides (git merge-file decides)
+
+    def text(self, body: str) -> str:
+        """The merged file with this body."""
+        return self.head + body
+
+
+@dataclass(frozen=True)
+class _Side:
+    fields: dict[str, Any]
+    blocks: dict[str, str] | None  # each top-level key's lines as written
+    head: str
+    body: str
+    bom: bool
+
+
+def plan(base: bytes, ours: bytes, theirs: bytes, path: str) -> Plan | Fallback:
+    """Merge three versions of a memory file's bytes (base empty: no common ancestor)."""
+    sides = []
+    for name, data in (("base", base), ("ours", ours), ("theirs", theirs)):
+        side = _side(data, path) if data or name != "base" else _Side({}, {}, "", "", False)
+        if isinstance(side, str):
+            return Fallback(f"{name} does not parse ({side})", report=True)
+        sides.append(side)
+    b, o, t = sides
+    if not (b.head or o.head or t.head):
+        return Fallback("no side has front matter", report=False)
+    ids = o.fields.get("id", _MISSING), t.fields.get("id", _MISSING)
+    if _MISSING not in ids and _canon(ids[0]) != _canon(ids[1]):
+        return Fallback(f"the sides are two memories (ids {ids[0]} and {ids[1]})", report=False)
+    if o.head == b.head or t.head == b.head or o.head == t.head:
+        head = _pick(b.head, o.head, t.head)
+    else:
+        fields = merge_fields(b.fields, o.fields, t.fields)
+        try:  # the keys held to the schema, as merged (parse caps tags at 20 unseen)
+            schema.validate({k: fields[k] for k in _SET_KEYS if k in fields}, _SCHEMA)
+        except InvalidInput as problem:
+            return Fallback(f"the merged front matter is not valid: {problem}", report=True)
+        head = _render(fields, (o, t, b))
+    prefix = BOM if _pick(b.bom, o.bom, t.bom) else ""
+    if head:
+        try:
+            parse(prefix + head + "\n", path)
+        except UnparseableFile as problem:
+            return Fallback(f"the merged front matter is not valid: {problem}", report=True)
+    bodies = (b.body, o.body, t.body)
+    settled = _pick(*bodies) if o.body == b.body or t.body == b.body or o.body == t.body else None
+    return Plan(prefix + head, bodies, settled)
+
+
+def merge_fields(
+    base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any]
+) -> dict[str, Any]:
+    """Three front matter mappings merged by the module's rules, notes included."""
+    return _FieldMerge(ours, theirs).merge(base)
+
+
+class _FieldMerge:
+    """One merge of two front matters: which side is newer, and the notes taken so far."""
+
+    def __init__(self, ours: dict[str, Any], theirs: dict[str, Any]) -> None:
+        self.ours, self.theirs = ours, theirs
+        newer_o, newer_t = _time(ours.get("updated")), _time(theirs.get("updated"))
+        self.newer = (newer_o > newer_t) - (newer_o < newer_t)  # 1: ours is the newer side
+        self.ours_first = self.newer > 0 or (self.newer == 0 and _canon(ours) <= _canon(theirs))
+        self.notes: list[dict[str, Any]] = []
+        self.fact_names: set[str] = set()
+
+    def merge(self, base: dict[str, Any]) -> dict[str, Any]:
+        keys = self._ordered(list(self.ours), list(self.theirs))
+        values, notes = {}, {}
+        # Facts first: an entity one side removed stays while a kept fact names it.
+        for key in sorted(keys, key=lambda k: k != "facts"):
+            taken = len(self.notes)
+            values[key] = self._key(key, base.get(key, _MISSING))
+            notes[key] = self.notes[taken:]
+            if key == "facts" and isinstance(values[key], list):
+                self.fact_names = {n for fact in values[key] for n in _fact_names(fact)}
+        if "entities" in values:
+            values["entities"] = self._with_named(values["entities"])
+        merged = {k: values[k] for k in keys if values[k] is not _MISSING}
+        new_notes = [note for key in keys for note in notes[key]]
+        if new_notes:
+            kept = merged.get(NOTES_KEY) or []
+            known = {_canon(note) for note in kept}
+            merged[NOTES_KEY] = kept + [n for n in new_notes if _canon(n) not in known]
+        return merged
+
+    def _key(self, key: str, b: Any) -> Any:
+        o, t = self.ours.get(key, _MISSING), self.theirs.get(key, _MISSING)
+        if (settled := _one_sided(b, o, t)) is not _BOTH:
+            return settled
+        if key in _SET_KEYS:
+            return self._set(key, *(_SET_KEYS[key][0](v) for v in (b, o, t))) or _MISSING
+        return self._value(key, o, t)
+
+    def _value(self, field: str, o: Any, t: Any) -> Any:
+        """A value both sides changed differently: a removal loses, else _scalar decides."""
+        if _MISSING in (o, t):
+            return t if o is _MISSING else o
+        return self._scalar(field, o, t)
+
+    def _scalar(self, field: str, o: Any, t: Any) -> Any:
+        times = _time(o, None), _time(t, None)
+        if field in ("created", "updated") and None not in times and times[0] != times[1]:
+            earlier = o if times[0] < times[1] else t
+            return earlier if field == "created" else (t if earlier is o else o)
+        if self.newer:
+            kept, lost = (o, t) if self.newer > 0 else (t, o)
+        else:
+            kept, lost = sorted((o, t), key=_canon)
+        if field not in ("created", "updated") or None in times:
+            self.notes.append({"field": field, "kept": kept, "set_aside": lost})
+        return kept
+
+    def _set(self, key: str, b: list[Any], o: list[Any], t: list[Any]) -> list[Any]:
+        key_of, label = _SET_KEYS[key][1], _SET_KEYS[key][2]
+        base, ours, theirs = _keyed(b, key_of), _keyed(o, key_of), _keyed(t, key_of)
+        merged = []
+        for k in self._ordered(list(ours), list(theirs)):
+            bi, oi, ti = base.get(k, _MISSING), ours.get(k, _MISSING), theirs.get(k, _MISSING)
+            settled = _one_sided(bi, oi, ti)
+            if settled is _BOTH and _MISSING in (oi, ti):
+                settled = ti if oi is _MISSING else oi  # removed on one side, changed on the other
+            elif settled is _BOTH:
+                shown = label(bi) if bi is not _MISSING else min(label(oi), label(ti))
+                settled = self._item(f"{key}[{shown}]", bi, oi, ti)
+            if settled is not _MISSING:
+                merged.append(settled)
+        return merged
+
+    def _item(self, name: str, b: Any, o: dict[str, Any], t: dict[str, Any]) -> dict[str, Any]:
+        b = b if isinstance(b, dict) else {}
+        item = {}
+        for field in self._ordered(list(o), list(t)):
+            bf, of, tf = b.get(field, _MISSING), o.get(field, _MISSING), t.get(field, _MISSING)
+            value = _one_sided(bf, of, tf)
+            if value is _BOTH:
+                value = self._value(f"{name}.{field}", of, tf)
+            if value is not _MISSING:
+                item[field] = value
+        return item
+
+    def _with_named(self, entities: Any) -> Any:
+        """The merged entities and any entity a side removed that a kept fact still names."""
+        kept = _as_list(entities)
+        names = {normalize_name(e["n"]) for e in kept}
+        sides = [_as_list(side.get("entities")) for side in (self.ours, self.theirs)]
+        for entity in sides[0] + sides[1] if self.ours_first else sides[1] + sides[0]:
+            if normalize_name(entity["n"]) in self.fact_names - names:
+                kept = [*kept, entity]
+                names.add(normalize_name(entity["n"]))
+        return kept or entities
+
+    def _ordered(self, ours: list[Any], theirs: list[Any]) -> list[Any]:
+        first, second = (ours, theirs) if self.ours_first else (theirs, ours)
+        seen = set(first)
+        return first + [k for k in second if k not in seen]
+
+
+def _one_sided(b: Any, o: Any, t: Any) -> Any:
+    """The value when at most one side changed it (or both alike), else _BOTH."""
+    if _canon(o) == _canon(t) or _canon(t) == _canon(b):
+        return o
+    return t if _canon(o) == _canon(b) else _BOTH
+
+
+def _fact_names(fact: Any) -> tuple[str, str]:
+    return normalize_name(fact["subject"]), normalize_name(fact["object"])
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _tags(value: Any) -> list[Any]:
+    # As hand_made reads them, but every one: its cap of 20 would drop some unseen.
+    names = (tag_name(raw) for raw in tag_values(None if value is _MISSING else value))
+    return list(dict.fromkeys(name for name in names if name))
+
+
+_SET_KEYS: dict[str, tuple[Callable[[Any], list[Any]], Callable[[Any], Any], Callable]] = {
+    "entities": (
+        _as_list,
+        lambda e: (normalize_name(e["n"]), e["kind"]),
+        lambda e: f"{e['n']}/{e['kind']}",
+    ),
+    "facts": (
+        _as_list,
+        lambda f: (_fact_names(f)[0], f["predicate"], _fact_names(f)[1]),
+        lambda f: f"{f['subject']} {f['predicate']} {f['object']}",
+    ),
+    "tags": (_tags, lambda tag: tag, str),
+    "supersedes": (_as_list, lambda memory_id: memory_id, str),
+    NOTES_KEY: (_as_list, lambda note: _canon(note), str),
+}
+
+
+def _keyed(items: list[Any], key_of: Callable[[Any], Any]) -> dict[Any, Any]:
+    """Items by key; a key written twice on one side is kept twice (its nth occurrence)."""
+    keyed: dict[Any, Any] = {}
+    for item in items:
+        key = key_of(item)
+        keyed[(key, sum(k == key for k, _ in keyed))] = item
+    return keyed
+
+
+# --- reading and writing the sides -------------------------------------------------------
+
+
+def _side(data: bytes, path: str) -> _Side | str:
+    """A side's front matter (as values and as written) and body, or why it does not parse."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "it is not UTF-8 text"
+    try:
+        parse(text, path)
+    except UnparseableFile as problem:
+        return str(problem)
+    bom = text.startswith(BOM)
+    text = text.removeprefix(BOM)
+    opening = _BOUNDARY.match(text)
+    if opening is None:
+        return _Side({}, {}, "", text, bom)
+    closing = _BOUNDARY.search(text, opening.end())
+    assert closing is not None  # parse refuses front matter that is not closed
+    end = closing.end() + (text[closing.end() : closing.end() + 1] == "\n")
+    raw = text[opening.end() : closing.start()]
+    fields = load_yaml(raw, path)
+    raw = raw[2:] if raw.startswith("\r\n") else raw.removeprefix("\n")
+    return _Side(fields, _blocks(raw, fields), text[:end], text[end:], bom)
+
+
+def _blocks(raw: str, fields: dict[str, Any]) -> dict[str, str] | None:
+    """Each top-level key's text (from its line to the next key's), or None when the
+    front matter is not a plain block mapping whose keys start their lines."""
+    try:
+        node = yaml.compose(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return {}
+    keys = [key for key, _ in node.value] if isinstance(node, yaml.MappingNode) else []
+    plain = all(isinstance(k, yaml.ScalarNode) and not k.start_mark.column for k in keys)
+    if node.flow_style or len(keys) != len(fields) or not plain:
+        return None
+    starts = [0] + [k.start_mark.index for k in keys[1:]] + [len(raw)]
+    return {k.value: raw[starts[i] : starts[i + 1]] for i, k in enumerate(keys)}
+
+
+def _render(fields: dict[str, Any], sides: tuple[_Side, ...]) -> str:
+    """Merged front matter as text, keeping the lines each unchanged key was written in."""
+    if not fields:
+        return ""
+    for side in sorted(sides[:2], key=lambda s: s.head):
+        if _ordered_canon(side.fields) == _ordered_canon(fields):
+            return side.head
+    parts = []
+    for key, value in fields.items():
+        written = sorted(
+            s.blocks[key]
+            for s in sides
+            if s.blocks and key in s.blocks and _canon(s.fields[key]) == _canon(value)
+        )
+        block = written[0] if written else dump_yaml({key: value})
+        parts.append(block if block.endswith("\n") else block + "\n")
+    text = "".join(parts)
+    try:
+        joined = _ordered_canon(load_yaml(text, "merged")) == _ordered_canon(fields)
+    except UnparseableFile:
+        joined = False
+    if not joined:
+        text = dump_yaml(fields)  # the kept lines did not join up: write it all anew
+    return f"---\n{text}---\n"
+
+
+def _pick(base: Any, ours: Any, theirs: Any) -> Any:
+    """Three-way choice of a value the two sides change as a whole."""
+    if ours == base:
+        return theirs
+    return ours if theirs in (base, ours) else min(ours, theirs)
+
+
+def _canon(value: Any) -> str:
+    if value is _MISSING:
+        return "\0missing"
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except TypeError:  # keys of several types (`1:` beside `a:`) do not sort
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _ordered_canon(fields: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(k, _canon(v)) for k, v in fields.items()]
+
+
+def _time(value: Any, unreadable: Any = _OLDEST) -> Any:
+    """A front matter time as an instant (`unreadable` when it is not one)."""
+    try:
+        return parse_time(value) if isinstance(value, str) else unreadable
+    except ValueError:
+        return unreadable

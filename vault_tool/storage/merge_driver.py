@@ -1,0 +1,98 @@
+"""The merge driver git runs on a memory file (`vault-tool merge-driver %O %A %B %L %P`).
+
+git hands over three temporary files (the common ancestor, ours, theirs), the conflict
+marker size and the file's path; the driver writes the result into ours and answers 0
+(merged) or 1 (conflicts remain: git stops as for any text conflict). The rules are
+core/merge.py's; this module reads the files, runs `git merge-file` on what the rules
+leave to lines (the bodies, or the whole file when they do not apply) and writes. A path
+that cannot hold a memory (README.md, a dot folder's file) is merged as git merges text.
+Messages go to stderr, where git shows them; a clean merge says nothing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from vault_tool.core import merge
+from vault_tool.core.ids import is_memory_path
+
+# `git merge-file` answers the number of conflicts, at most 127; above that, an error.
+_MOST_CONFLICTS = 127
+
+
+def run(base: Path, ours: Path, theirs: Path, marker_size: int, path: str) -> int:
+    """Merge theirs into ours (base: their common ancestor) and write ours; 0 if clean."""
+    if not is_memory_path(path):
+        return _merge_files((ours, base, theirs), marker_size, path, ours)
+    outcome = merge.plan(base.read_bytes(), ours.read_bytes(), theirs.read_bytes(), path)
+    if isinstance(outcome, merge.Fallback):
+        conflicts = _merge_files((ours, base, theirs), marker_size, path, ours)
+        if outcome.report:
+            _say(f"{path}: {outcome.reason}; merged as text, resolve it by hand")
+            return 1
+        return conflicts
+    body = outcome.body
+    conflicts = 0
+    if body is None:
+        body, conflicts = _merge_bodies(outcome.bodies, marker_size, path)
+        if body is None:
+            return 1  # git could not merge the bodies (said why): ours stays as it was
+    ours.write_bytes(outcome.text(body).encode("utf-8"))
+    if conflicts:
+        _say(
+            f"{path}: the body has {conflicts} conflict(s) (marked in the body); the front "
+            "matter is merged"
+        )
+        return 1
+    return 0
+
+
+def _merge_bodies(
+    bodies: tuple[str, str, str], marker_size: int, path: str
+) -> tuple[str | None, int]:
+    """(merged body, conflicts) from git merge-file over the three bodies, or (None, 1)."""
+    with tempfile.TemporaryDirectory(prefix="vault-tool-merge-") as folder:
+        files = []
+        for name, body in zip(("base", "ours", "theirs"), bodies, strict=True):
+            file = Path(folder) / name
+            file.write_bytes(body.encode("utf-8"))
+            files.append(file)
+        base, ours, theirs = files
+        result = _git_merge_file((ours, base, theirs), marker_size, path)
+    if result is None:
+        return None, 1
+    return result[0].decode("utf-8"), result[1]
+
+
+def _merge_files(files: tuple[Path, Path, Path], marker_size: int, path: str, out: Path) -> int:
+    """git's text merge of whole files (ours, base, theirs) into out; its conflict count."""
+    result = _git_merge_file(files, marker_size, path)
+    if result is None:
+        return 1
+    out.write_bytes(result[0])
+    return min(result[1], 1)
+
+
+def _git_merge_file(
+    files: tuple[Path, Path, Path], marker_size: int, path: str
+) -> tuple[bytes, int] | None:
+    """(merged bytes, number of conflicts) by `git merge-file --diff3`, or None on an error."""
+    labels = [f"{side}:{path}" for side in ("ours", "base", "theirs")]
+    command = ["git", "merge-file", "-p", "--diff3", f"--marker-size={marker_size}"]
+    for label in labels:
+        command += ["-L", label]
+    done = subprocess.run(
+        [*command, *map(str, files)], capture_output=True, check=False, stdin=subprocess.DEVNULL
+    )
+    if not 0 <= done.returncode <= _MOST_CONFLICTS:
+        reason = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        _say(f"{path}: git merge-file could not merge it ({reason}); resolve it by hand")
+        return None
+    return done.stdout, done.returncode
+
+
+def _say(message: str) -> None:
+    print(f"vault-tool merge-driver: {message}", file=sys.stderr)
