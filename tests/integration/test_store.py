@@ -65,7 +65,7 @@ def test_init_keeps_the_users_identity_from_home_gitconfig(
     root = tmp_path / "vault"
     Store.init(root).close()
     assert git(root, "log", "-1", "--format=%an <%ae>") == "Ana Example <ana@example.com>"
-    assert "vault-tool" not in (root / ".git" / "config").read_text()
+    assert "[user]" not in (root / ".git" / "config").read_text()  # (no fallback identity)
 
 
 def test_init_keeps_the_users_identity_from_git_config_global(tmp_path: Path):
@@ -75,7 +75,7 @@ def test_init_keeps_the_users_identity_from_git_config_global(tmp_path: Path):
     root = tmp_path / "vault"
     Store.init(root).close()
     assert git(root, "log", "-1", "--format=%an <%ae>") == "Ana Example <ana@example.com>"
-    assert "vault-tool" not in (root / ".git" / "config").read_text()
+    assert "[user]" not in (root / ".git" / "config").read_text()  # (no fallback identity)
 
 
 def test_init_refuses_a_folder_that_is_already_a_vault(vault_path: Path):

@@ -73,6 +73,11 @@ class Checkup:
         return sorted((self.run_dir / "journal").glob("*.json"))
 
 
+def issue_rows(issues: list[Any]) -> list[dict[str, Any]]:
+    """verify's issues as rows of a check's details: path, line, reason, fix."""
+    return [{"path": i.path, "line": i.line, "reason": i.detail, "fix": i.fix} for i in issues]
+
+
 def count(n: int, noun: str) -> str:
     """'1 file', '2 files'."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,8 +1,9 @@
 """`vault-tool doctor`: everything that can make a vault unhealthy, each with its fix.
 
 It runs verify (verify.py) and looks at what verify does not: settings, git's branch and
-identity, and (activity.py) lock files and who holds them, interrupted writes, and the
-watcher's leader. Each check is ok, warn (something for a person to do: the vault needs
+identity, whether git merges memory files with vault-tool's merge driver, values a merge
+set aside for review, and (activity.py) lock files and who holds them, interrupted writes,
+and the watcher's leader. Each check is ok, warn (something for a person to do: the vault needs
 attention, and is still healthy) or fail (a fault: the vault is unhealthy). Hand edits that
 nobody has taken in yet only need attention: with no watcher running that is how a vault
 edited by hand looks until `vault-tool commit`. Like verify it only looks: it repairs
@@ -15,8 +16,8 @@ import tomllib
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vault_tool.checks import activity
-from vault_tool.checks.checkup import Check, Checkup, count
+from vault_tool.checks import activity, team
+from vault_tool.checks.checkup import Check, Checkup, count, issue_rows
 from vault_tool.checks.verify import Issue, Progress, VerifyReport, verify
 from vault_tool.core.printable import escape
 from vault_tool.errors import VaultError, VaultUnavailable
@@ -63,8 +64,12 @@ def doctor(checkup: Checkup, progress: Progress | None = None) -> DoctorReport:
         _check_config(checkup),
         _check_git(checkup),
         _check_git_index(checkup),
+        team.check_merge_driver(checkup),
         _check_index(checkup, found),
         _check_files(by_kind),
+        team.check_merged_bodies(by_kind),
+        team.check_merge_notes(found),
+        team.check_ids(by_kind),
         _check_uncommitted(checkup, by_kind),
         _check_drift(by_kind, _pending_paths(by_kind)),
         _check_links(checkup),
@@ -93,6 +98,7 @@ def _check_config(checkup: Checkup) -> Check:
         "vault": {"schema_version"},
         "watch": {"auto_commit", "debounce_ms"},
         "write": {"lock_timeout_seconds"},
+        "sync": {"every"},
     }
     unknown = []
     for table, values in data.items():
@@ -195,15 +201,13 @@ def _check_index(checkup: Checkup, found: VerifyReport) -> Check:
     return Check("index", "ok", summary, [{"segments": segments, "documents": found.indexed}])
 
 
-def _issue_rows(issues: list[Issue]) -> list[dict[str, Any]]:
-    return [{"path": i.path, "line": i.line, "reason": i.detail, "fix": i.fix} for i in issues]
-
-
 def _check_files(by_kind: dict[str, list[Issue]]) -> Check:
-    bad = by_kind.get("unparseable", []) + by_kind.get("refused", [])
+    # Markers in a front matter, or not committed (git's work in progress), are never taken in.
+    marked = [i for i in by_kind.get("conflict_markers", []) if not i.merged]
+    bad = by_kind.get("unparseable", []) + by_kind.get("refused", []) + marked
     if not bad:
         return Check("files", "ok", "every memory file parses")
-    details = _issue_rows(bad)
+    details = issue_rows(bad)
     for row, issue in zip(details, bad, strict=True):
         # The fix comes from the file's own error, which knows what is wrong with it.
         if issue.kind == "unparseable" and issue.hint:
@@ -247,7 +251,7 @@ def _check_uncommitted(checkup: Checkup, by_kind: dict[str, list[Issue]]) -> Che
         status = "fail"
         summary = f"{what}, though pid {leader['pid']} watches and commits hand edits"
         fix = "if they were saved a moment ago, run doctor again; if they stay, " + fix
-    rows = _issue_rows(pending)
+    rows = issue_rows(pending)
     for row, issue in zip(rows, pending, strict=True):
         row["fix"] = fix  # one fix for every kind of hand edit, shown once
         if issue.moved_from:
@@ -261,8 +265,6 @@ DRIFT_KINDS = (
     "indexed_but_missing",
     "stale_index",
     "wrong_version",
-    "duplicate_id",
-    "duplicate_key",
 )
 
 
@@ -283,7 +285,7 @@ def _check_drift(by_kind: dict[str, list[Issue]], pending: set[str]) -> Check:
         return Check("index_drift", "ok", "the index agrees with the files and with git")
     counts = ", ".join(f"{len(by_kind[k])} {k}" for k in DRIFT_KINDS if by_kind.get(k))
     fixes = sorted({i.fix for i in drift})
-    return Check("index_drift", "fail", counts, _issue_rows(drift), fix="; ".join(fixes))
+    return Check("index_drift", "fail", counts, issue_rows(drift), fix="; ".join(fixes))
 
 
 def _check_links(checkup: Checkup) -> Check:

@@ -8,6 +8,8 @@ every file (~0.1 s), one pass over the index's stored fields (~0.15 s), one `git
 of HEAD, one walk of the history for every clean file's version (0.17 s over 10k commits),
 and a parse of only the files whose bytes differ from what the index holds (a file the
 index holds parsed when it was indexed). Every version is checked; no sampling.
+
+`verify --files` (files_only.py) checks only the files, for a clone with no index.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from vault_tool.errors import UnparseableFile, VaultError
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION
 from vault_tool.search.index import Index
 from vault_tool.storage.git import blob_sha
+from vault_tool.storage.problems import MERGED_REASON
 from vault_tool.storage.processes import flock_held, git_processes
+from vault_tool.storage.repo_state import CONFLICT_REASON, conflict_line, markers_in_front_matter
 from vault_tool.storage.store import Store
 
 Progress = Callable[[int, int], None]
@@ -50,8 +54,12 @@ FIXES = {
     "`git checkout -- PATH` to bring the file back",
     "moved_uncommitted": "run `vault-tool commit` to record the move (one commit of both "
     "paths), or move the file back",
-    "duplicate_id": "give one of the files another id: delete its `id:` line (it is then "
-    "addressed by its path) and commit",
+    "conflict_markers": "resolve the conflict in the file: keep the right lines of each side "
+    "and delete the marker lines (<<<<<<<, |||||||, =======, >>>>>>>); the watcher or "
+    "`vault-tool commit` commits the fix",
+    "duplicate_id": "if the files are one memory (added on two clones, or copied), keep one, "
+    "move into it what the other adds and delete the other; if they are two memories, "
+    "delete one's `id:` line (it is then addressed by its path); then commit",
     "duplicate_key": "keys are unique: change or remove the `key:` of all but one file",
     "stale_git_lock": "remove .git/index.lock: no git process works in this vault, and git "
     "refuses every commit while it is there",
@@ -71,6 +79,9 @@ class Issue:
     # The fix the file's own error gave (UnparseableFile.hint), which doctor shows.
     hint: str = ""
     moved_from: str | None = None  # a moved_uncommitted file's path in HEAD
+    # conflict_markers only: in the body of a file committed as it is (a merge committed
+    # it so: indexed and flagged), not in git's work in progress nor in the front matter.
+    merged: bool = False
 
     @property
     def fix(self) -> str:
@@ -98,6 +109,9 @@ class VerifyReport:
     committed: int = 0
     index: str = "ok"  # ok, missing, outdated or damaged
     issues: list[Issue] = field(default_factory=list)
+    # Memories holding values a merge set aside (`merge_conflicts`): no disagreement, but
+    # for a person to review (doctor lists them). path -> the notes.
+    set_aside: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def healthy(self) -> bool:
@@ -119,17 +133,17 @@ class VerifyReport:
 
 
 @dataclass(frozen=True)
-class _Doc:
+class Doc:
     memory_id: str
     version_id: str
     blob: str
     key: str
 
 
-def _documents(index: Index) -> dict[str, _Doc]:
+def _documents(index: Index) -> dict[str, Doc]:
     stored = index.read(lambda searcher: list(searcher.all_stored_fields()))
     return {
-        f["path"]: _Doc(f["memory_id"], f["version_id"], f["blob"], f.get("key") or "")
+        f["path"]: Doc(f["memory_id"], f["version_id"], f["blob"], f.get("key") or "")
         for f in stored
     }
 
@@ -177,6 +191,11 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
             arrived[path] = data
         elif head[path] != blob:
             report.issues.append(Issue("uncommitted", path, "differs from the last commit"))
+        if notes := _set_aside(data, path):
+            report.set_aside[path] = notes
+        if marked := markers_issue(data, path, head.get(path) == blob):
+            report.issues.append(marked)
+            continue
         doc = docs.get(path)
         # A file whose bytes the index holds parsed when it was indexed; only the others
         # are parsed (without an index: those that differ from git, or had a problem).
@@ -207,7 +226,11 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
             )
     # A file that cannot be taken in is reported once, with its own fix: `vault-tool
     # commit` would not commit it, so "uncommitted" would send the person the wrong way.
-    blocked = {i.path for i in report.issues if i.kind in ("unparseable", "refused")}
+    blocked = {
+        i.path
+        for i in report.issues
+        if i.kind in ("unparseable", "refused") or (i.kind == "conflict_markers" and not i.merged)
+    }
     report.issues = [i for i in report.issues if i.kind != "uncommitted" or i.path not in blocked]
     for path in sorted(set(head) - set(blobs)):
         report.issues.append(
@@ -220,10 +243,34 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
                 Issue("indexed_but_missing", path, "in the index but missing on disk")
             )
         report.issues += _wrong_versions(store, docs, blobs, head)
-        report.issues += _duplicates(docs, set(blobs), "memory_id", "duplicate_id", "id")
-        report.issues += _duplicates(docs, set(blobs), "key", "duplicate_key", "key")
+        report.issues += duplicates(docs, set(blobs), "memory_id", "duplicate_id", "id")
+        report.issues += duplicates(docs, set(blobs), "key", "duplicate_key", "key")
     report.issues += _half_done_writes(checkup)
     return report
+
+
+def markers_issue(data: bytes, path: str, committed: bool) -> Issue | None:
+    """The conflict_markers issue of a file holding them, or None."""
+    line = conflict_line(data)
+    if line is None:
+        return None
+    if markers_in_front_matter(data):
+        return Issue("conflict_markers", path, f"{CONFLICT_REASON} in its front matter", line)
+    if committed:
+        return Issue("conflict_markers", path, f"{MERGED_REASON} (committed)", line, merged=True)
+    detail = f"{CONFLICT_REASON}, not committed (a merge or `git stash pop` stopped there)"
+    return Issue("conflict_markers", path, detail, line)
+
+
+def _set_aside(data: bytes, path: str) -> list[Any]:
+    """The values a merge set aside in this file (its `merge_conflicts`), if any."""
+    if b"merge_conflicts:" not in data:  # (the cheap test first: this runs on every file)
+        return []
+    try:
+        notes = parse(data.decode("utf-8"), path).extra.get("merge_conflicts")
+    except (UnparseableFile, UnicodeDecodeError):
+        return []
+    return notes if isinstance(notes, list) and notes else []
 
 
 @dataclass(frozen=True)
@@ -296,7 +343,7 @@ def _half_done_writes(checkup: Checkup) -> list[Issue]:
 
 
 def _wrong_versions(
-    store: Store, docs: dict[str, _Doc], blobs: dict[str, str], head: dict[str, str]
+    store: Store, docs: dict[str, Doc], blobs: dict[str, str], head: dict[str, str]
 ) -> list[Issue]:
     """Clean files (disk = index = HEAD) whose indexed version is not git's last commit."""
     clean = {p for p, d in docs.items() if blobs.get(p) == d.blob == head.get(p)}
@@ -313,8 +360,8 @@ def _wrong_versions(
     ]
 
 
-def _duplicates(
-    docs: dict[str, _Doc], present: set[str], attribute: str, kind: str, label: str
+def duplicates(
+    docs: dict[str, Doc], present: set[str], attribute: str, kind: str, label: str
 ) -> list[Issue]:
     holders: dict[str, list[str]] = {}
     for path, doc in docs.items():

@@ -31,27 +31,44 @@ def _checkup(vault_path: str | None) -> Iterator[Any]:
 
 
 @click.command()
+@click.option(
+    "--files",
+    "files_only",
+    is_flag=True,
+    help="Check only the files (each parses, holds no conflict markers, has its own id and "
+    "key): no index needed, for a hook or a CI job on a fresh clone.",
+)
 @vault_options
 @click.pass_context
-def verify(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
+def verify(ctx: click.Context, files_only: bool, vault_path: str | None, as_json: bool) -> None:
     """Compare the files, the index and git, and list every disagreement.
 
     Files on disk but not indexed, indexed but gone from disk, indexed with other bytes
     than the file's, indexed with another version than git's last commit of the file,
     differing from the last commit, tracked in git but missing, moved and not committed
     (the new file carries on the missing one: the same id, or the same content), files
-    that do not parse, duplicate ids and keys. It only looks: nothing is repaired, the
-    index is not caught up first (`vault-tool reindex` and `vault-tool commit` repair).
-    Exit code 0 when all agree, 8 when anything disagrees.
+    that do not parse, files holding merge conflict markers (committed by a merge, or
+    left by one that stopped), duplicate ids and keys. It only looks: nothing is
+    repaired, the index is not caught up first (`vault-tool reindex` and `vault-tool
+    commit` repair). With --files, only the files are read (a clone has no index until a
+    command builds it), so a hook or a CI job can check a merge made anywhere, a forge's
+    web UI included. Exit code 0 when all agree, 8 when anything disagrees.
     """
+    from vault_tool.checks import files_only as files_module
     from vault_tool.checks import verify as verify_module
 
+    check = files_module.verify_files if files_only else verify_module.verify
     with _checkup(vault_path) as checkup:
-        report = verify_module.verify(checkup, progress=progress_callback("Checking files"))
+        report = check(checkup, progress_callback("Checking files"))
     result = report.to_dict()
 
     def render(out: Any) -> None:
-        what = f"{report.files} files, {report.indexed} indexed, {report.committed} committed"
+        what = f"{report.files} file" + ("" if report.files == 1 else "s")
+        if report.healthy and files_only:
+            out.print(f"{_MARKS['ok']} Every memory file parses and has its own id ({what}).")
+            return
+        if not files_only:
+            what += f", {report.indexed} indexed, {report.committed} committed"
         if report.healthy:
             out.print(f"{_MARKS['ok']} Files, index and git agree ({what}).")
             return
@@ -75,16 +92,19 @@ def verify(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
 def doctor(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
     """Check everything that can make a vault unhealthy, and say how to fix each.
 
-    Settings, git (branch, who commits), the index (present, schema version, segments),
-    files that do not parse (file, line, reason, fix), uncommitted hand edits (a moved
-    file is one row), index drift (see `verify`), stale git locks, the vault's write lock
-    and who holds it, interrupted writes, and which process leads the watcher with its
-    last heartbeat. It only looks.
+    Settings, git (branch, who commits), whether git merges memory files with vault-tool's
+    merge driver, the index (present, schema version, segments), files that do not parse
+    (file, line, reason, fix), bodies a merge committed with conflict markers, values a
+    merge set aside (`merge_conflicts`) to review, ids and keys two files share,
+    uncommitted hand edits (a moved file is one row), index drift (see `verify`), stale
+    git locks, the vault's write lock and who holds it, interrupted writes, and which
+    process leads the watcher with its last heartbeat. It only looks.
 
     The verdict: unhealthy when a check fails (a fault: a damaged or drifted index, a
-    stale lock, an interrupted write, a file that cannot be taken in); needs attention
-    when one only warns (something to do, such as hand edits waiting for `vault-tool
-    commit` while no watcher runs); else healthy. Exit code 0 when healthy or when it
+    stale lock, an interrupted write, a file that cannot be taken in, a shared id); needs
+    attention when one only warns (something to do, such as hand edits waiting for
+    `vault-tool commit` while no watcher runs, or a body a merge left in conflict); else
+    healthy. Exit code 0 when healthy or when it
     needs attention (--json `verdict` says which), 8 when unhealthy.
     """
     from vault_tool.checks import doctor as doctor_module

@@ -11,6 +11,7 @@ indexed the new path).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
@@ -24,7 +25,12 @@ from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
 from vault_tool.storage import problems as recorded
 from vault_tool.storage.git import blob_sha
-from vault_tool.storage.repo_state import CONFLICT_HINT, CONFLICT_REASON, conflict_line
+from vault_tool.storage.repo_state import (
+    CONFLICT_HINT,
+    CONFLICT_REASON,
+    conflict_line,
+    markers_in_front_matter,
+)
 from vault_tool.storage.store import Store
 
 HAND_EDIT_CLIENT = "hand-edit"
@@ -48,6 +54,7 @@ class Checked:
     was_data: bytes | None = None
     was_id_declared: bool = False  # HEAD's version has an `id` of its own
     new: bool = False  # a file HEAD does not have
+    flag: dict[str, Any] | None = None  # a merge committed its body in conflict: merge_flag
 
 
 @dataclass(frozen=True)
@@ -92,7 +99,7 @@ class HandEdits:
         if self.taken_in(doc, path, data):
             return None
         try:
-            memory = parse_memory(data, path)
+            memory = parse_memory(data, path, committed=self.store.matches_head)
         except UnicodeDecodeError as problem:
             return _kept(PROBLEM, None, f"not UTF-8 text ({problem.reason})", UTF8_HINT)
         except UnparseableFile as problem:
@@ -103,7 +110,8 @@ class HandEdits:
         if secret is not None:
             return Kept(SECRET, secret)
         new = self.store.head_blob(path) is None
-        return Checked(memory.id or ids.path_id(path), memory, data, stat, new=new)
+        flag = merge_flag(data)
+        return Checked(memory.id or ids.path_id(path), memory, data, stat, new=new, flag=flag)
 
     def _gone(self, path: str, doc: Indexed | None) -> Checked | None:
         # Named by HEAD's version, not the index: a catch-up (any CLI read) may already have
@@ -239,11 +247,18 @@ def _kept(kind: str, line: int | None, reason: str, hint: str) -> Kept:
 RENAME_HINT = "rename the file"
 
 
-def parse_memory(data: bytes, path: str) -> Memory:
+def parse_memory(
+    data: bytes, path: str, *, committed: Callable[[str, bytes], bool] | None = None
+) -> Memory:
     """Parse a file; one without an id must have a path that can serve as its id, and none
-    may hold conflict markers (they are git's work in progress, not a memory)."""
+    may hold conflict markers (they are git's work in progress, not a memory), except in
+    the body of a file committed as it is (committed(path, data), asked only then): a merge
+    that could not settle a body commits it so (syncing never stops), and it is taken in,
+    flagged (merge_flag), until a person resolves it."""
     marker = conflict_line(data)
-    if marker is not None:
+    if marker is not None and not (
+        committed is not None and not markers_in_front_matter(data) and committed(path, data)
+    ):
         raise UnparseableFile(path, marker, CONFLICT_REASON, CONFLICT_HINT)
     if (named := ids.path_problem(path)) is not None:  # whatever its id: see path_problem
         raise UnparseableFile(path, None, named, ids.PATH_HINT)
@@ -261,6 +276,15 @@ def parse_memory(data: bytes, path: str) -> Memory:
                 RENAME_HINT,
             ) from None
     return memory
+
+
+def merge_flag(data: bytes) -> dict[str, Any] | None:
+    """The flag of a file parse_memory took in with conflict markers (in a committed body),
+    at the line of the first: its hits say so until the markers are gone; else None."""
+    line = conflict_line(data)
+    if line is None:
+        return None
+    return recorded.flag(line, blob_sha(data))
 
 
 def stat_or_none(path: Path) -> os.stat_result | None:

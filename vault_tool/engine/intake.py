@@ -2,7 +2,9 @@
 
 The watcher and the start-up of every long-lived process feed changed paths here. A file
 that does not parse (or holds a secret) is neither indexed nor committed: its last good
-version stays searchable and the problem is recorded for `vault-tool doctor`.
+version stays searchable and the problem is recorded for `vault-tool doctor`. A memory a
+merge committed with conflict markers in its body is indexed as it is, and flagged
+(hand_edits.merge_flag) until its markers are gone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from vault_tool.engine.hand_edits import (
     Committed,
     HandEdits,
     Kept,
+    merge_flag,
     parse_memory,
     secret_problem,
     stat_or_none,
@@ -49,6 +52,8 @@ class SyncReport:
     problems: dict[str, dict[str, Any]] = field(default_factory=dict)
     unchanged: int = 0
     kept: dict[str, str] = field(default_factory=dict)  # path -> why: refused, problem, secret
+    # Indexed, and flagged: a merge committed their bodies with conflict markers.
+    flagged: dict[str, dict[str, Any]] = field(default_factory=dict)
     commits: list[Committed] = field(default_factory=list)
 
 
@@ -209,7 +214,7 @@ class Intake:
                     data = self.store.read_bytes(path)
                     if data is None:
                         continue
-                    memory = parse_memory(data, path)
+                    memory = parse_memory(data, path, committed=self.store.matches_head)
                 except UnicodeDecodeError as problem:
                     report.problems[path] = recorded.entry(
                         None, f"not UTF-8 text ({problem.reason})", UTF8_HINT
@@ -229,6 +234,8 @@ class Intake:
                     report.problems[path] = secret
                     continue
                 problems.pop(path, None)
+                if flag := merge_flag(data):
+                    report.flagged[path] = flag
                 add = writer.add_document if path in unindexed else writer.update_document
                 add(
                     **document_for(
@@ -242,6 +249,7 @@ class Intake:
                 )
                 report.indexed.append(path)
         problems.update(report.problems)
+        problems.update(report.flagged)
         recorded.save(self.store.run_dir, problems)
         return report
 
@@ -272,14 +280,17 @@ class Intake:
                     report.kept[path] = checked.kind
                 elif checked is not None:
                     ready[path] = checked
-                else:  # gone, or put back as indexed and committed: its problem is gone too
+                elif not _flags(problems.get(path), known[path]):
+                    # Gone, or put back as indexed and committed: its problem is gone too.
                     problems.pop(path, None)
             if commit:
                 self.hand_edits.add_move_partners(ready, known)
             for path in report.problems:
                 problems[path] = report.problems[path]
-            for path in ready:
+            for path, checked in ready.items():
                 problems.pop(path, None)
+                if checked.flag is not None:
+                    problems[path] = report.flagged[path] = checked.flag
             versions: dict[str, str] = {}
             if commit:
                 versions, report.commits = self.hand_edits.commit(ready, known)
@@ -356,8 +367,14 @@ class Intake:
         report.indexed += caught.indexed
         report.removed += caught.removed
         report.problems.update(caught.problems)
+        report.flagged.update(caught.flagged)
         return report
 
     def problems(self) -> dict[str, dict[str, Any]]:
         """Files that did not parse when last read: path -> line, reason, hint."""
         return recorded.load(self.store.run_dir)
+
+
+def _flags(entry: dict[str, Any] | None, doc: Any) -> bool:
+    """Whether entry flags the very bytes the index holds of a file (a merged body)."""
+    return entry is not None and doc is not None and entry.get("blob") == doc.blob

@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from vault_tool.core import schema
-from vault_tool.errors import NotFound, UnparseableFile
+from vault_tool.errors import InvalidInput, NotFound, UnparseableFile
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
 from vault_tool.storage import problems as recorded
 from vault_tool.storage.git import blob_sha
+from vault_tool.storage.repo_state import conflict_line
 from vault_tool.storage.store import Store
 
 PERSON_MUST_FIX = "a person must fix the file"
@@ -34,7 +35,8 @@ def writable_bytes(store: Store, doc: Indexed) -> bytes:
     problem = recorded.load(store.run_dir).get(doc.path)
     # A record of bytes since put back as the index holds them (a person's undo that
     # nothing has re-read yet) is stale: the file is the last good version again.
-    if problem is not None and blob_sha(data) != doc.blob:
+    # (A flag, on a body a merge left in conflict, is about the indexed bytes: not a break.)
+    if problem is not None and "blob" not in problem and blob_sha(data) != doc.blob:
         refused = UnparseableFile(
             doc.path,
             problem.get("line"),
@@ -49,11 +51,27 @@ def writable_bytes(store: Store, doc: Indexed) -> bytes:
     return data
 
 
+def require_no_markers(content_md: str, doc: Indexed) -> None:
+    """Refuse an update whose content_md holds conflict markers (a memory a merge left in
+    conflict, sent back as it was read): markers are never committed."""
+    line = conflict_line(content_md.encode("utf-8"))
+    if line is None:
+        return
+    raise InvalidInput(
+        f"content_md: line {line} opens a merge conflict (<<<<<<<, =======, >>>>>>> lines), "
+        f"and conflict markers are never committed: memory {doc.memory_id} is updated only "
+        "with its conflict resolved",
+        hint="nothing was changed; send content_md with the conflict resolved: keep the right "
+        "lines of each side and delete the marker lines (to quote a marker, indent it)",
+        field="content_md",
+    )
+
+
 def hand_edit_hint(store: Store, path: str) -> str:
     """How to get past an uncommitted hand edit: commit it, unless it cannot be committed
     as it is (it did not parse, or holds a secret): then it must be fixed first."""
     problem = recorded.load(store.run_dir).get(path)
-    if problem is None:
+    if problem is None or "blob" in problem:  # (a flag is about the committed bytes)
         return "commit it (vault-tool commit) or undo it, then run this again"
     return (
         f"it cannot be committed as it is ({problem['reason']}): fix it ({problem['hint']}) "

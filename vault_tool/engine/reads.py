@@ -79,7 +79,7 @@ def addressed(
     """An addressed read: the one memory, at the top level, with its links resolved now
     (and, if its file did not parse when last read, that problem)."""
     record = doc.record
-    problem = results.problem_of(doc.path, problems)
+    problem = results.problem_of(doc.path, problems, doc.blob)
     return {
         **({"problem": problem} if problem else {}),
         "memory_id": doc.memory_id,

@@ -17,6 +17,7 @@ from vault_tool.engine import deletions, preconditions, similar
 from vault_tool.errors import InvalidInput, UnparseableFile, VersionConflict
 from vault_tool.search.documents import Indexed, document_for
 from vault_tool.search.index import Index
+from vault_tool.storage import problems as recorded
 from vault_tool.storage.git import blob_sha
 from vault_tool.storage.store import Change, Store
 
@@ -128,6 +129,7 @@ class Writer:
         memory_id = (old.id if old else None) or (
             doc.memory_id if ids.is_ulid(doc.memory_id) else ids.new_id()
         )
+        preconditions.require_no_markers(draft.content_md, doc)
         if problems := preconditions.reference_problems(self.index, draft.delta, "", memory_id):
             raise schema.refusal(problems)
         now = utc_now()
@@ -152,6 +154,7 @@ class Writer:
         message = changelog.one("update", changelog.entry(memory, doc.path), client)
         sha = self.store.apply([Change(doc.path, text, memory.title, expected=data)], message)
         self.index_written([(memory, doc.path, text)], sha)
+        recorded.discard(self.store.run_dir, [doc.path])  # (a flag of a merged body, say)
         result = write_result("update", "updated", memory_id, sha, doc.path, draft.redactions)
         return {**result, "warnings": draft.warnings} if draft.warnings else result
 
@@ -162,6 +165,7 @@ class Writer:
         sha = self.store.apply([Change(doc.path, None, doc.title, expected=data)], message)
         with self.index.recorded() as writer:
             writer.forget([doc.path])
+        recorded.discard(self.store.run_dir, [doc.path])
         return write_result("delete", "deleted", doc.memory_id, sha, doc.path, [])
 
     @stages.timed("version")

@@ -42,7 +42,7 @@ def hit_entries(
         }
         if hit.superseded_by:
             entry["superseded_by"] = hit.superseded_by
-        if problem := problem_of(entry["path"], problems):
+        if problem := problem_of(entry["path"], problems, hit.fields.get("blob")):
             entry["problem"] = problem
         if explain:
             entry["score_parts"] = hit.parts
@@ -50,18 +50,27 @@ def hit_entries(
     return entries
 
 
-def problem_of(path: str, problems: dict[str, dict[str, Any]] | None) -> dict[str, Any] | None:
+def problem_of(
+    path: str, problems: dict[str, dict[str, Any]] | None, blob: str | None = None
+) -> dict[str, Any] | None:
     """The problem of a memory's file as a result shows it ({file, line, reason, hint}), or
-    None when its file parsed: the index then serves what the file holds."""
+    None when its file parsed: the index then serves what the file holds. blob: that of the
+    indexed bytes, which a flag (a body a merge left in conflict) must still describe."""
     recorded = (problems or {}).get(path)
     if recorded is None:
         return None
-    return {
+    # (A problem proper is about the file on disk, whatever the index holds: it applies.)
+    if blob is not None and recorded.get("blob") not in (None, blob):
+        return None
+    shown = {
         "file": path,
         "line": recorded.get("line"),
         "reason": recorded.get("reason", ""),
         "hint": recorded.get("hint", ""),
     }
+    # A flag: the hit is the file as committed (a merge left its body in conflict), and an
+    # update with the conflict resolved is welcome; a problem's hit is the last good version.
+    return {**shown, "flagged": True} if "blob" in recorded else shown
 
 
 def fit_budget(texts: list[str], budget: int) -> list[tuple[str, bool]]:

@@ -159,7 +159,12 @@ def _memory_text(memory: dict[str, Any]) -> str:
     lines.append(memory["content_md"].rstrip("\n"))
     lines.append(f"<<< END {label} >>>")
     lines.append("")
-    if memory.get("problem"):
+    if memory.get("problem", {}).get("flagged"):
+        lines.append(
+            "To resolve its conflict, call remember (update) with this memory_id, "
+            f"expected_version_id {memory['version_id']} and a content_md without the marker lines."
+        )
+    elif memory.get("problem"):
         lines.append("It cannot be changed or deleted until a person fixes its file.")
     else:
         lines.append(
@@ -195,6 +200,13 @@ def _problem_lines(memory: dict[str, Any], which: str) -> list[str]:
     if not problem:
         return []
     where = escape(problem["file"]) + (f", line {problem['line']}" if problem.get("line") else "")
+    if problem.get("flagged"):  # (a body a merge left in conflict: served as it is)
+        return [
+            f"Flagged: {which} ({where}): {escape(problem['reason'])}. What follows is the "
+            "file as committed, both sides of the conflict between the marker lines; resolve "
+            "it by updating the memory with the right lines and no marker lines, or tell a "
+            f"person ({escape(problem['hint'])})."
+        ]
     return [
         f"Problem: the file of {which} ({where}) was not taken in: {escape(problem['reason'])}. "
         "What follows is its last good version, and a person must fix the file"

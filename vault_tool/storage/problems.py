@@ -3,6 +3,10 @@
 Intake writes it (a file that does not parse, is not UTF-8, holds a secret, or is not a
 regular file); doctor and verify read it. path -> {line, reason, hint}, the hint being the
 fix the error itself gave. Machine-local, never committed: the files are the truth.
+
+A flag is the one entry about a file that IS indexed as it is: a memory a merge committed
+with conflict markers in its body. It names the blob it is about, so it stops applying the
+moment the file holds other bytes (an agent's update, a delete), whoever changed it.
 """
 
 from __future__ import annotations
@@ -14,11 +18,32 @@ from typing import Any
 from vault_tool.storage.durable import replace_text
 
 FILE_NAME = "problems.json"
+MERGED_REASON = "its body holds merge conflict markers from a merge"
+MERGED_HINT = (
+    "resolve the conflict: keep the right lines of each side and delete the marker lines "
+    "(<<<<<<<, |||||||, =======, >>>>>>>); the watcher (or `vault-tool commit`) commits the "
+    "fix, and the flag goes (an agent's update with a resolved content_md clears it too)"
+)
 
 
 def entry(line: int | None, reason: str, hint: str) -> dict[str, Any]:
     """One entry of the record."""
     return {"line": line, "reason": reason, "hint": hint}
+
+
+def flag(line: int, blob: str) -> dict[str, Any]:
+    """The entry of a memory indexed with these bytes (blob), whose body a merge committed
+    with conflict markers (the first at line)."""
+    return {**entry(line, MERGED_REASON, MERGED_HINT), "blob": blob}
+
+
+def discard(run_dir: Path, paths: list[str]) -> None:
+    """Drop the entries of these paths, if any (a write has replaced their files)."""
+    problems = load(run_dir)
+    if any(p in problems for p in paths):
+        for path in paths:
+            problems.pop(path, None)
+        save(run_dir, problems)
 
 
 def load(run_dir: Path) -> dict[str, dict[str, Any]]:

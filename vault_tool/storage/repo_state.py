@@ -274,3 +274,20 @@ def conflict_line(data: bytes) -> int | None:
         elif kind == b">" and stage == 2:
             return data.count(b"\n", 0, start) + 1
     return None
+
+
+# The lines that open and close front matter, as python-frontmatter finds them.
+_BOUNDARY = re.compile(rb"^-{3,}[ \t]*\r?$", re.MULTILINE)
+_ANY_MARKER = re.compile(rb"^(?:<{7}|\|{7}|={7}|>{7})", re.MULTILINE)
+
+
+def markers_in_front_matter(data: bytes) -> bool:
+    """Whether a line of the file's front matter (all of the file after an opening `---`
+    never closed) begins as a conflict marker does: a merge must never leave one there."""
+    text = data.removeprefix("\ufeff".encode())
+    opening = _BOUNDARY.match(text)
+    if opening is None:
+        return False
+    closing = _BOUNDARY.search(text, opening.end())
+    end = len(text) if closing is None else closing.start()
+    return _ANY_MARKER.search(text, 0, end) is not None
