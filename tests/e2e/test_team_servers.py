@@ -10,6 +10,7 @@ import functools
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -21,6 +22,7 @@ from tests.e2e.mcp_client import (  # noqa: F401 (anyio_backend is a fixture)
     stdio_session,
 )
 from tests.helpers import eventually_async, git
+from vault_tool.engine.vault import Vault
 
 pytestmark = pytest.mark.anyio
 
@@ -31,6 +33,47 @@ STORM_SECONDS = float(os.environ.get("VAULT_TOOL_STORM_SECONDS", "15"))
 async def _found(session, memory_id: str) -> dict | None:
     read = await session.call_tool("search", {"memory_id": memory_id})
     return None if read.is_error else read.structured_content
+
+
+async def _update(session, read: dict, new_fact: dict, tag: str, body_change=None) -> Any:
+    """An update adding a fact (its names declared) and a tag, the body changed or not."""
+    delta = read["semantic_delta"]
+    names = {e["n"] for e in delta["entities"]}
+    entities = delta["entities"] + [
+        {"n": n, "kind": "thing", "is": f"what the team calls {n}"}
+        for n in dict.fromkeys((new_fact["subject"], new_fact["object"]))
+        if n not in names
+    ]
+    return await session.call_tool(
+        "remember",
+        {
+            "mode": "update",
+            "memory_id": read["memory_id"],
+            "expected_version_id": read["version_id"],
+            "content_md": (body_change or (lambda body: body))(read["content_md"]),
+            "semantic_delta": {
+                **delta,
+                "entities": entities,
+                "facts": [*delta["facts"], new_fact],
+                "tags": list(dict.fromkeys([*delta["tags"], tag])),
+            },
+        },
+    )
+
+
+async def _add_fact(session, memory_id: str, new_fact: dict) -> None:
+    """Add a fact to a memory as an agent would: read, update; read again when a sync's
+    merge changed it meanwhile (version_conflict) or git was busy merging (vault_busy)."""
+    for _ in range(20):
+        read = await _found(session, memory_id)
+        done = await _update(session, read, new_fact, "storm") if read else None
+        if done is not None and not done.is_error:
+            return
+        code = done.structured_content["error"]["code"] if done is not None else "not_found"
+        assert code in ("version_conflict", "vault_busy", "not_found"), done.structured_content
+        await anyio.sleep(0.2)
+    last = done.structured_content if done is not None else None
+    raise AssertionError(f"could not add {new_fact} to {memory_id}: {last}")
 
 
 async def test_a_write_on_one_clone_is_found_on_the_other_after_a_sync(tmp_path: Path):
@@ -64,6 +107,20 @@ async def test_a_write_on_one_clone_is_found_on_the_other_after_a_sync(tmp_path:
 async def test_a_sync_storm_while_agents_write_ends_converged(tmp_path: Path):
     _, clones = team(tmp_path, members=3)
     written: list[str] = []
+    added: list[dict] = []
+    with Vault.open(clones[0], client="setup") as first:
+        shared = first.remember(
+            memory_args(
+                "Storm log",
+                "# Storm log\n\nEvery clone adds to it.\n",
+                [fact("storm", "started", "today")],
+                ["storm"],
+            )
+        )["memory_id"]
+        first.team.sync()
+    for path in clones[1:]:
+        with Vault.open(path) as other:
+            other.team.sync()
     async with contextlib.AsyncExitStack() as stack:
         every = ("--sync-every", "1s")
         opened = [await stack.enter_async_context(stdio_session(p, options=every)) for p in clones]
@@ -85,6 +142,8 @@ async def test_a_sync_storm_while_agents_write_ends_converged(tmp_path: Path):
                 )
                 assert not made.is_error, made.structured_content
                 written.append(made.structured_content["memory_id"])
+                added.append(fact(f"clone {k}", "added", f"line {n}"))
+                await _add_fact(session, shared, added[-1])
             await anyio.sleep(0.3)
 
         # Writes stop; the background syncs go on until every clone holds the same tree.
@@ -101,6 +160,11 @@ async def test_a_sync_storm_while_agents_write_ends_converged(tmp_path: Path):
                 assert await eventually_async(
                     functools.partial(_found, session, memory_id), timeout=15
                 )
+            facts = (await _found(session, shared))["semantic_delta"]["facts"]
+            # Every fact each clone added to the one shared memory is there, on every clone.
+            assert {(f["subject"], f["object"]) for f in added} <= {
+                (f["subject"], f["object"]) for f in facts
+            }
     for path in clones:
         assert memory_problems(path) == []
         # Sync commits nothing but merges: every other commit is an agent's write.
@@ -127,40 +191,15 @@ async def test_updates_through_two_servers_and_a_persons_pull_merge_fact_by_fact
         assert invoke("sync", "--vault", b_path).exit_code == 0
         b_read = await eventually_async(functools.partial(_found, b, made["memory_id"]))
 
-        async def update(session, read: dict, new_fact: dict, tag: str, body_change) -> None:
-            delta = read["semantic_delta"]
-            names = {e["n"] for e in delta["entities"]}
-            entities = delta["entities"] + [
-                {"n": n, "kind": "thing", "is": f"what the team calls {n}"}
-                for n in (new_fact["subject"], new_fact["object"])
-                if n not in names
-            ]
-            done = await session.call_tool(
-                "remember",
-                {
-                    "mode": "update",
-                    "memory_id": read["memory_id"],
-                    "expected_version_id": read["version_id"],
-                    "content_md": body_change(read["content_md"]),
-                    "semantic_delta": {
-                        **delta,
-                        "entities": entities,
-                        "facts": [*delta["facts"], new_fact],
-                        "tags": [*delta["tags"], tag],
-                    },
-                },
-            )
-            assert not done.is_error, done.structured_content
-
         a_read = await _found(a, made["memory_id"])
-        await update(
+        await _update(
             a,
             a_read,
             fact("Ben", "backs_up", "Ana"),
             "backup",
             lambda body: body.replace("Ana is on call.", "Ana is on call this week."),
         )
-        await update(
+        await _update(
             b,
             b_read,
             fact("billing", "pages", "#billing"),

@@ -40,8 +40,8 @@ def check_merge_driver(checkup: Checkup) -> Check:
         "warn",
         "; ".join(found),
         [{"problem": f} for f in found],
-        fix="open the clone with vault-tool once (a command that writes, such as `vault-tool "
-        "commit`, registers the driver), or by hand: " + "; ".join(by_hand),
+        fix="run any vault-tool command but doctor and verify once in the clone (`vault-tool "
+        "sync`, say): opening it registers the driver; or by hand: " + "; ".join(by_hand),
     )
 
 

@@ -43,8 +43,9 @@ def remote_list(vault_path: str | None, as_json: bool) -> None:
     def render(out: Any) -> None:
         if not listed:
             out.print("No remote yet: add one with `vault-tool remote add origin URL`.")
+        width = max(map(len, listed), default=0)
         for name, url in listed.items():
-            out.print(f"{shown_in_markup(name)}\t{shown_in_markup(url)}")
+            out.print(f"{shown_in_markup(name.ljust(width))}  {shown_in_markup(url)}")
 
     emit([{"name": n, "url": u} for n, u in listed.items()], as_json, render)
 

@@ -269,33 +269,6 @@ class Git:
             return ours
         return self.run("log", "-1", "--format=%H", "--", relpath) or None
 
-    def last_commits(self, paths: set[str], rev: str = "HEAD") -> dict[str, str]:
-        """path -> last commit (at or before rev) that changed it, in one walk of the history."""
-        wanted = set(paths)
-        found: dict[str, str] = {}
-        if not wanted:
-            return found
-        proc = self.repo.git.log(
-            "--format=%x01%H", "--name-only", "-z", "--no-renames", rev, as_process=True
-        )
-        sha = ""
-        try:
-            for record in _records(proc.stdout):
-                # A record is "\x01<sha>\n<first path>" or a further path of that commit.
-                if record.startswith("\x01"):
-                    sha, _, record = record[1:].partition("\n")
-                record = record.strip("\n")
-                if record in wanted:
-                    found[record] = sha
-                    wanted.discard(record)
-                    if not wanted:
-                        break
-        finally:
-            with contextlib.suppress(Exception):
-                proc.proc.kill()
-                proc.proc.wait()
-        return found
-
     def log(
         self,
         limit: int = 50,
@@ -386,14 +359,3 @@ def clear_git_environment(root: Path) -> None:
     for name in _GIT_ENV_TO_CLEAR:
         os.environ.pop(name, None)
     os.environ["GIT_CEILING_DIRECTORIES"] = str(root.parent)
-
-
-def _records(stream: Any) -> Iterator[str]:
-    """NUL-separated records of a git -z output stream, decoded whole (never split)."""
-    pending = b""
-    for chunk in iter(lambda: stream.read(65536), b""):
-        *complete, pending = (pending + chunk).split(b"\0")
-        for record in complete:
-            yield record.decode("utf-8", "replace")
-    if pending:
-        yield pending.decode("utf-8", "replace")

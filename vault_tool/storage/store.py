@@ -11,6 +11,7 @@ commits (repair). A Store has a Git (git.py: running git, what git knows) and a 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -23,7 +24,7 @@ from vault_tool.core import stages
 from vault_tool.core.changelog import memories, subject
 from vault_tool.core.ids import is_memory_path
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
-from vault_tool.storage import adopt, merge_setup
+from vault_tool.storage import adopt, merge_setup, versions
 from vault_tool.storage import config as config_module
 from vault_tool.storage.changes import (
     UNCHECKED,
@@ -84,7 +85,8 @@ class Store:
         self.head_blob = repo.head_blob
         self.head_blobs = repo.head_blobs
         self.last_commit = repo.last_commit
-        self.last_commits = repo.last_commits
+        self.last_commits = functools.partial(versions.last_commits, repo)
+        self.holds_at = functools.partial(versions.holds, repo)  # (sha, path, blob)
         self.log = repo.log
         self.show_file = repo.show_file
         self.diff = repo.diff
