@@ -40,8 +40,12 @@ class BackgroundSync:
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
-            if self._leading.is_set():
-                self.sync_once()
+            self.tick()
+
+    def tick(self) -> None:
+        """One period: a sync if this process leads the watching, else nothing."""
+        if self._leading.is_set() and not self._stop.is_set():
+            self.sync_once()
 
     def sync_once(self) -> None:
         """One sync, its outcome logged; a failure is logged and the next one tried."""
