@@ -245,3 +245,13 @@ def test_targets_harness_prints_every_target_with_its_figure(
     printed = capsys.readouterr().out
     assert all(t.what in printed for t in target_limits.TARGETS)
     assert "| reindex (s) |" in target_limits.markdown({40: results})
+
+
+def test_team_harness_syncs_and_reports_every_figure(tmp_path: Path) -> None:
+    from bench import team
+
+    results = team.bench(20, 1, tmp_path)  # raises if a pulled memory never becomes searchable
+    for figure in ("sync_nothing_new", "sync_fast_forward", "sync_merge", "pull_to_searchable"):
+        assert_latency(results[figure], 1)
+    for floor in ("floor_fetch", "floor_pull_ff", "floor_pull_merge_push", "floor_quiet_period"):
+        assert_latency(results[floor], 1)
