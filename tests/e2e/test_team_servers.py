@@ -76,6 +76,14 @@ async def _add_fact(session, memory_id: str, new_fact: dict) -> None:
     raise AssertionError(f"could not add {new_fact} to {memory_id}: {last}")
 
 
+async def _holds_facts(session, memory_id: str, wanted: set[tuple[str, str]]) -> bool:
+    read = await _found(session, memory_id)
+    held = (
+        {(f["subject"], f["predicate"]) for f in read["semantic_delta"]["facts"]} if read else set()
+    )
+    return wanted <= held
+
+
 async def test_a_write_on_one_clone_is_found_on_the_other_after_a_sync(tmp_path: Path):
     _, (a_path, b_path) = team(tmp_path)
     async with stdio_session(a_path) as (a, _), stdio_session(b_path) as (b, _):
@@ -107,16 +115,21 @@ async def test_a_write_on_one_clone_is_found_on_the_other_after_a_sync(tmp_path:
 async def test_a_sync_storm_while_agents_write_ends_converged(tmp_path: Path):
     _, clones = team(tmp_path, members=3)
     written: list[str] = []
-    added: list[dict] = []
+    added: dict[str, list[dict]] = {}  # shared memory -> the facts the clones added to it
     with Vault.open(clones[0], client="setup") as first:
-        shared = first.remember(
-            memory_args(
-                "Storm log",
-                "# Storm log\n\nEvery clone adds to it.\n",
-                [fact("storm", "started", "today")],
-                ["storm"],
-            )
-        )["memory_id"]
+        # A few memories every clone adds facts to (a memory holds at most 100 facts).
+        shared = [
+            first.remember(
+                memory_args(
+                    f"Storm log {j}",
+                    f"# Storm log {j}\n\nEvery clone adds.\n",
+                    [fact("storm", "started", "today")],
+                    ["storm"],
+                )
+            )["memory_id"]
+            for j in range(4)
+        ]
+        added = {memory_id: [] for memory_id in shared}
         first.team.sync()
     for path in clones[1:]:
         with Vault.open(path) as other:
@@ -142,8 +155,9 @@ async def test_a_sync_storm_while_agents_write_ends_converged(tmp_path: Path):
                 )
                 assert not made.is_error, made.structured_content
                 written.append(made.structured_content["memory_id"])
-                added.append(fact(f"clone {k}", "added", f"line {n}"))
-                await _add_fact(session, shared, added[-1])
+                target = shared[n % len(shared)]
+                added[target].append(fact(f"clone {k}", f"added_line_{n}", "storm"))
+                await _add_fact(session, target, added[target][-1])
             await anyio.sleep(0.3)
 
         # Writes stop; the background syncs go on until every clone holds the same tree.
@@ -160,11 +174,12 @@ async def test_a_sync_storm_while_agents_write_ends_converged(tmp_path: Path):
                 assert await eventually_async(
                     functools.partial(_found, session, memory_id), timeout=15
                 )
-            facts = (await _found(session, shared))["semantic_delta"]["facts"]
-            # Every fact each clone added to the one shared memory is there, on every clone.
-            assert {(f["subject"], f["object"]) for f in added} <= {
-                (f["subject"], f["object"]) for f in facts
-            }
+            for memory_id, facts_added in added.items():
+                # Every fact each clone added to a shared memory is there, on every clone.
+                wanted = {(f["subject"], f["predicate"]) for f in facts_added}
+                await eventually_async(
+                    functools.partial(_holds_facts, session, memory_id, wanted), timeout=15
+                )
     for path in clones:
         assert memory_problems(path) == []
         # Sync commits nothing but merges: every other commit is an agent's write.
