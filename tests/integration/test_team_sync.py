@@ -178,7 +178,7 @@ def test_a_push_rejected_because_the_remote_moved_is_fetched_merged_and_retried(
         a.remember(memory_args("A only", "# A only\n\nz\n", [fact("a", "is", "here")], []))
         outcome = a.team.sync(pause=pauses.append, jitter=lambda: 0.5)
     assert (tmp_path / "fired").exists()
-    assert outcome.status == "synced" and outcome.attempts == 2 and len(pauses) == 1
+    assert outcome.status == "synced" and outcome.attempts == 2 and pauses == [0.2]
     remote_head = git(a_path, "ls-remote", "origin", "refs/heads/main").split()[0]
     assert remote_head == git(a_path, "rev-parse", "HEAD")
     titles = git(a_path, "log", "--format=%s")
@@ -279,3 +279,15 @@ def test_a_clone_whose_git_knows_nobody_merges_as_the_vault_commits(tmp_path: Pa
         outcome = n.team.sync()
     assert outcome.merge == "merge" and outcome.pushed
     assert git(nobody, "log", "-1", "--format=%an <%ae>").startswith("vault-tool")
+
+
+def test_a_token_in_a_remote_url_is_never_printed(vault_path: Path):
+    url = "https://ana:s3cret-Passw0rd@127.0.0.1:9/team/vault.git"  # (nothing listens on 9)
+    added = invoke("remote", "add", "origin", url, "--vault", vault_path)
+    listed = invoke("remote", "list", "--vault", vault_path, "--json")
+    synced = invoke("sync", "--vault", vault_path, "--json")
+    assert added.exit_code == listed.exit_code == synced.exit_code == 0, synced.stderr
+    assert '"status": "offline"' in synced.stdout
+    for said in (added, listed, synced):
+        assert "s3cret-Passw0rd" not in said.stdout + said.stderr
+    assert "ana:[REDACTED:url-credentials]@127.0.0.1" in listed.stdout

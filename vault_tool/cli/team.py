@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from vault_tool.cli.output import emit, open_vault, shown, shown_in_markup, vault_options
+from vault_tool.core.redact import redact_tree
 
 
 @click.group()
@@ -27,6 +28,7 @@ def remote_add(name: str, url: str, vault_path: str | None, as_json: bool) -> No
     """
     with open_vault(vault_path, catch_up=False) as vault:
         vault.team.add_remote(name, url)
+    url = redact_tree(url)  # (a token in it stays in .git/config, not on the screen)
     emit({"name": name, "url": url}, as_json, lambda out: out.print(
         f"Added remote {shown_in_markup(name)} ({shown_in_markup(url)}): "
         "`vault-tool sync` syncs with it."

@@ -77,6 +77,7 @@ class Team:
         return Remote.listed(self._store.root)
 
     def add_remote(self, name: str, url: str) -> None:
+        """Add a remote (InvalidInput for a name that is not plain or is taken)."""
         Remote(self._store.root, name).add(url)
 
     def sync(
@@ -112,7 +113,8 @@ class Team:
             if outcome.pushed:
                 outcome.status = "synced"
                 return outcome
-            pause(min(_LONGEST_PAUSE_SECONDS, _FIRST_PAUSE_SECONDS * 2**attempt) * (0.5 + jitter()))
+            doubled = _FIRST_PAUSE_SECONDS * 2 ** (attempt - 1)
+            pause(min(_LONGEST_PAUSE_SECONDS, doubled) * (0.5 + jitter()))
         raise VaultBusy(
             f"{chosen.name} moved on {attempts} times while this vault synced: its push was "
             "rejected each time (nothing was lost; the merges made are kept)",

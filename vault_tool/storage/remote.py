@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core import ids
+from vault_tool.core.redact import redact_tree
 from vault_tool.errors import InvalidInput, VaultBusy
 from vault_tool.storage.repo_state import conflict_line
 
@@ -81,13 +82,13 @@ class Remote:
 
     @staticmethod
     def listed(root: Path) -> dict[str, str]:
-        """name -> fetch URL of every remote."""
+        """name -> fetch URL of every remote, credentials in it redacted."""
         done = _git(root, "remote", "-v")
         found: dict[str, str] = {}
         for line in done.stdout.splitlines():
             name, _, rest = line.partition("\t")
-            if rest.endswith("(fetch)"):
-                found[name] = rest.removesuffix("(fetch)").strip()
+            if rest.endswith("(fetch)"):  # (a token in a URL is not shown)
+                found[name] = redact_tree(rest.removesuffix("(fetch)").strip())
         return found
 
     def add(self, url: str) -> None:
@@ -256,8 +257,10 @@ def _read(path: Path) -> bytes | None:
 
 
 def _last_line(text: str) -> str:
+    """git's reason, its last line, with any credentials in a URL it names redacted (the
+    reason goes to the terminal and to server.log)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "git gave no reason"
+    return redact_tree(lines[-1]) if lines else "git gave no reason"
 
 
 def _git(
