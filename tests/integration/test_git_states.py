@@ -97,6 +97,30 @@ def test_updates_and_deletes_of_a_memory_a_checkout_hid_say_why_they_wait(vault,
         vault.restore(made["memory_id"], made["version_id"])
 
 
+def test_an_own_write_another_process_reindexed_during_a_checkout_is_read_again(
+    vault, vault_path
+):
+    # This process updates a memory; a person checks out an older commit and back, and
+    # meanwhile another process (a CLI command's catch-up) indexes the file as the older
+    # commit had it. Back on main the file holds this process's own write again: the
+    # watcher must not take "my own commit, HEAD unchanged" for "indexed as it is".
+    made = vault.remember(create_args("Ana owns the billing service", "She took it over."))
+    read = vault.read(made["memory_id"])
+    updated = vault.remember({
+        "mode": "update", "memory_id": made["memory_id"], "expected_version_id": read["version_id"],
+        "content_md": read["content_md"].replace("took it over", "runs it"),
+        "semantic_delta": read["semantic_delta"],
+    })  # fmt: skip
+    git(vault_path, "checkout", "-q", "--detach", made["version_id"])
+    with Vault.open(vault_path, client="cli") as other:  # its catch-up indexes the old file
+        assert other.read(made["memory_id"])["version_id"] == made["version_id"]
+    git(vault_path, "checkout", "-q", "main")
+    assert not vault.settled(made["path"])
+    vault.sync_paths([made["path"]])
+    assert vault.read(made["memory_id"])["version_id"] == updated["version_id"]
+    assert "runs it" in vault.read(made["memory_id"])["content_md"]
+
+
 OPERATIONS = {
     # name: (the git command that stops on the conflict, what the refusal says, the way out)
     "merge": (("merge", "other"), "a merge is in progress", "git merge --abort"),

@@ -307,17 +307,23 @@ class Intake:
         """
         self.store.commits.require_committable()
         stat = stat_or_none(self.root / path)
+        # A write of this process's own is committed as it is; indexed as it is too, unless
+        # another process indexed other bytes since (a catch-up while a checkout showed an
+        # older commit): the index is asked either way.
         if stat is None:
-            return self.store.commits.is_own(path, None)  # a delete of this process's own
+            return self.store.commits.is_own(path, None) and self.index.by_path(path) is None
         if not S_ISREG(stat.st_mode):
             return False  # a FIFO (reading it would block), a symlink: sync_paths decides
         try:
             data = self.store.read_bytes(path)
         except (InvalidInput, OSError):
             return False
-        if data is not None and self.store.commits.is_own(path, data):
-            return True  # this process's own write: committed and indexed as it is
-        return data is not None and self.hand_edits.taken_in(self.index.by_path(path), path, data)
+        if data is None:
+            return False
+        doc = self.index.by_path(path)
+        if self.store.commits.is_own(path, data):
+            return doc is not None and doc.blob == blob_sha(data)
+        return self.hand_edits.taken_in(doc, path, data)
 
     def _index_synced(
         self, ready: dict[str, Checked], committed: dict[str, str], report: SyncReport
