@@ -97,9 +97,7 @@ def test_updates_and_deletes_of_a_memory_a_checkout_hid_say_why_they_wait(vault,
         vault.restore(made["memory_id"], made["version_id"])
 
 
-def test_an_own_write_another_process_reindexed_during_a_checkout_is_read_again(
-    vault, vault_path
-):
+def test_an_own_write_another_process_reindexed_during_a_checkout_is_read_again(vault, vault_path):
     # This process updates a memory; a person checks out an older commit and back, and
     # meanwhile another process (a CLI command's catch-up) indexes the file as the older
     # commit had it. Back on main the file holds this process's own write again: the
