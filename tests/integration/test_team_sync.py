@@ -291,3 +291,39 @@ def test_a_token_in_a_remote_url_is_never_printed(vault_path: Path):
     for said in (added, listed, synced):
         assert "s3cret-Passw0rd" not in said.stdout + said.stderr
     assert "ana:[REDACTED:url-credentials]@127.0.0.1" in listed.stdout
+
+
+def test_a_sync_killed_half_way_through_its_merge_is_undone_by_the_next_open(tmp_path: Path):
+    _, (a_path, b_path) = team(tmp_path)
+    with Vault.open(a_path) as a:
+        a.remember(memory_args("From A", "# From A\n\na\n", [fact("a", "wrote", "this")], []))
+        a.team.sync()
+    with Vault.open(b_path) as b:
+        b.remember(memory_args("From B", "# From B\n\nb\n", [fact("b", "wrote", "this")], []))
+    before = git(b_path, "rev-parse", "HEAD")
+    # What a sync killed between `git merge --no-commit` and its commit leaves behind.
+    git(b_path, "fetch", "-q", "origin")
+    theirs = git(b_path, "rev-parse", "origin/main")
+    (b_path / ".git" / "vault-tool" / "sync-merge").write_text(theirs)
+    git(b_path, "merge", "-q", "--no-ff", "--no-commit", theirs)
+    assert (b_path / ".git" / "MERGE_HEAD").exists()
+    with Vault.open(b_path) as b:
+        assert not (b_path / ".git" / "MERGE_HEAD").exists()
+        assert git(b_path, "rev-parse", "HEAD") == before
+        assert git(b_path, "status", "--porcelain") == ""
+        assert b.team.sync().status == "synced"
+
+
+def test_a_merge_a_person_began_is_left_to_them(tmp_path: Path):
+    _, (a_path, b_path) = team(tmp_path)
+    with Vault.open(a_path) as a:
+        a.remember(memory_args("From A", "# From A\n\na\n", [fact("a", "wrote", "this")], []))
+        a.team.sync()
+    with Vault.open(b_path) as b:
+        b.remember(memory_args("From B", "# From B\n\nb\n", [fact("b", "wrote", "this")], []))
+    git(b_path, "fetch", "-q", "origin")
+    git(b_path, "merge", "-q", "--no-ff", "--no-commit", "origin/main")  # a person's
+    with Vault.open(b_path) as b:
+        assert (b_path / ".git" / "MERGE_HEAD").exists()
+        with pytest.raises(VaultBusy, match="a merge is in progress"):
+            b.team.sync()

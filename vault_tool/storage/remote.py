@@ -35,6 +35,7 @@ from vault_tool.storage.repo_state import conflict_line
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # How long one network command may take before the remote counts as unreachable.
 NETWORK_TIMEOUT_SECONDS = 120
+SYNC_MERGE_MARKER = "vault-tool/sync-merge"
 _FRONT_MATTER_END = re.compile(rb"^---[ \t]*\r?$", re.MULTILINE)
 
 
@@ -141,29 +142,33 @@ class Remote:
             self._git("merge", "--ff-only", "--quiet", theirs, check=True)
             return Merged("fast-forward", commits_in, _changed(self.root, head, theirs))
         merged = Merged("merge", commits_in)
-        done = self._git("merge", "--no-ff", "--no-edit", "--no-commit", theirs)
-        merging = self._git("rev-parse", "--quiet", "--verify", "MERGE_HEAD").returncode == 0
-        if done.returncode != 0 and not merging:
-            raise VaultBusy(
-                f"git merge of {self.name} did not start: {_last_line(done.stderr)}",
-                hint="run `git status` in the vault and retry the sync",
-            )
+        # Named while it runs: a sync killed half-way leaves git merging, and the next open
+        # aborts a merge it finds named so (abort_interrupted), or every write would wait.
+        marker = self._git_dir() / SYNC_MERGE_MARKER
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(theirs)
         try:
-            self._settle(merged)
-        except BaseException:
-            self._git("merge", "--abort")
-            raise
-        self._git(
-            "commit",
-            "--quiet",
-            "--no-verify",
-            "-F",
-            "-",
-            stdin=message(merged),
-            check=True,
-        )
+            done = self._git("merge", "--no-ff", "--no-edit", "--no-commit", theirs)
+            if done.returncode != 0 and not _merging(self.root):
+                raise VaultBusy(
+                    f"git merge of {self.name} did not start: {_last_line(done.stderr)}",
+                    hint="run `git status` in the vault and retry the sync",
+                )
+            try:
+                self._settle(merged)
+            except BaseException:
+                self._git("merge", "--abort")
+                raise
+            self._git(
+                "commit", "--quiet", "--no-verify", "-F", "-", stdin=message(merged), check=True
+            )
+        finally:
+            marker.unlink(missing_ok=True)
         merged.paths = _changed(self.root, head, "HEAD")
         return merged
+
+    def _git_dir(self) -> Path:
+        return Path(self._git("rev-parse", "--absolute-git-dir", check=True).stdout.strip())
 
     def push(self, sha: str, branch: str) -> bool:
         """Push sha as the remote's branch: True if it landed, False if the remote moved on
@@ -227,6 +232,26 @@ class MergeByHand(VaultBusy):
             "commit; the next sync goes on from there",
         )
         self.paths = paths
+
+
+def abort_interrupted(root: Path, git_dir: Path) -> bool:
+    """Abort the merge a killed sync left (its marker names the commit git is merging);
+    True if there was one. A merge a person began is never touched."""
+    marker = git_dir / SYNC_MERGE_MARKER
+    try:
+        theirs = marker.read_text().strip()
+    except FileNotFoundError:
+        return False
+    merging = git_dir / "MERGE_HEAD"
+    ours = merging.exists() and merging.read_text().strip() == theirs
+    if ours:
+        _git(root, "merge", "--abort", check=True)
+    marker.unlink(missing_ok=True)
+    return ours
+
+
+def _merging(root: Path) -> bool:
+    return _git(root, "rev-parse", "--quiet", "--verify", "MERGE_HEAD").returncode == 0
 
 
 def _markers_in_body(data: bytes) -> bool:

@@ -24,7 +24,7 @@ from vault_tool.core import stages
 from vault_tool.core.changelog import memories, subject
 from vault_tool.core.ids import is_memory_path
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
-from vault_tool.storage import adopt, merge_setup, versions
+from vault_tool.storage import adopt, merge_setup, remote, versions
 from vault_tool.storage import config as config_module
 from vault_tool.storage.changes import (
     UNCHECKED,
@@ -116,9 +116,11 @@ class Store:
         with contextlib.suppress(OSError, VaultError):  # (doctor says when it is missing)
             merge_setup.register(store.git, store.repo.git_dir, root)
         journals = store._journal_dir.is_dir() and any(store._journal_dir.iterdir())
-        if repair and (journals or store.commits.index_behind()):
+        syncing = (store.repo.git_dir / remote.SYNC_MERGE_MARKER).exists()
+        if repair and (journals or syncing or store.commits.index_behind()):
             try:
-                with store.write_lock():
+                with store.write_lock():  # (a live sync holds it while its marker is there)
+                    remote.abort_interrupted(root, store.repo.git_dir)
                     store.commits.bring_index_up()
                     store.repair()
             except BaseException:
