@@ -18,7 +18,7 @@ from tests.helpers import create_args, eventually, git, reason_of, snapshot
 from vault_tool.checks import doctor as doctor_module
 from vault_tool.checks import verify as health
 from vault_tool.engine.vault import Vault
-from vault_tool.errors import InvalidInput, VaultBusy, VaultUnavailable
+from vault_tool.errors import InvalidInput, NotFound, VaultBusy, VaultUnavailable
 from vault_tool.storage.commits import Committer
 from vault_tool.storage.store import Store
 from vault_tool.watcher import Watcher
@@ -117,6 +117,22 @@ def test_an_own_write_another_process_reindexed_during_a_checkout_is_read_again(
     vault.sync_paths([made["path"]])
     assert vault.read(made["memory_id"])["version_id"] == updated["version_id"]
     assert "runs it" in vault.read(made["memory_id"])["content_md"]
+
+
+def test_a_memory_a_checkout_brought_back_is_busy_not_missing_until_read_again(
+    vault, vault_path
+):
+    older = vault.remember(create_args("Ana owns the billing service"))
+    made = vault.remember(create_args("Staging needs the VPN"))
+    git(vault_path, "checkout", "-q", "--detach", older["version_id"])
+    with Vault.open(vault_path, client="cli") as other:  # its catch-up forgets the newer file
+        with pytest.raises(NotFound):
+            other.read(made["memory_id"])
+    git(vault_path, "checkout", "-q", "main")
+    with pytest.raises(VaultBusy, match="has not read it yet"):
+        vault.read(made["memory_id"])
+    vault.sync_paths([made["path"]])
+    assert vault.read(made["memory_id"])["version_id"] == made["version_id"]
 
 
 OPERATIONS = {

@@ -21,6 +21,7 @@ from vault_tool.engine.trail import Start, id_of
 from vault_tool.errors import NotFound, UnparseableFile, VaultBusy
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
+from vault_tool.storage import problems as recorded
 from vault_tool.storage.lineage import FileChange, Logged, blob, changes_of, naming, read_log
 from vault_tool.storage.store import Store
 
@@ -87,6 +88,8 @@ def find(store: Store, memory_id: str) -> Deleted | None:
     """The deletion of a memory no file holds now, or None: a few git calls, not a walk.
 
     A file without an id that was moved has a new id (its new path): NotFound names it.
+    A memory git's HEAD holds, whose file is in the folder, is not deleted but not read
+    into the index yet (a person's checkout brought it back a moment ago): VaultBusy.
     """
     if not ids.is_ulid(memory_id):
         # A file without an id (or removed by a person's own `git rm`): its path's last commit.
@@ -110,6 +113,14 @@ def find(store: Store, memory_id: str) -> Deleted | None:
             change = later.change_of(path)
             if change is not None and _moved_to(store, later, change) is None:
                 return _found(store, memory_id, later, change)
+        # (A file that did not parse is a problem, doctor's: not something a retry fixes.)
+        if store.read_bytes(path) is not None and path not in recorded.load(store.run_dir):
+            raise VaultBusy(
+                f"memory_id: {memory_id} is in the vault's files ({path}) but the search "
+                "index has not read it yet (it is being rebuilt or caught up from the files)",
+                hint="retry in a moment (nothing was changed or lost)",
+                field="memory_id",
+            )
     return None
 
 
