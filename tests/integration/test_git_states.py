@@ -119,9 +119,7 @@ def test_an_own_write_another_process_reindexed_during_a_checkout_is_read_again(
     assert "runs it" in vault.read(made["memory_id"])["content_md"]
 
 
-def test_a_memory_a_checkout_brought_back_is_busy_not_missing_until_read_again(
-    vault, vault_path
-):
+def test_a_memory_a_checkout_brought_back_is_busy_not_missing_until_read_again(vault, vault_path):
     older = vault.remember(create_args("Ana owns the billing service"))
     made = vault.remember(create_args("Staging needs the VPN"))
     git(vault_path, "checkout", "-q", "--detach", older["version_id"])
