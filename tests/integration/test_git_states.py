@@ -123,9 +123,9 @@ def test_a_memory_a_checkout_brought_back_is_busy_not_missing_until_read_again(v
     older = vault.remember(create_args("Ana owns the billing service"))
     made = vault.remember(create_args("Staging needs the VPN"))
     git(vault_path, "checkout", "-q", "--detach", older["version_id"])
-    with Vault.open(vault_path, client="cli") as other:  # its catch-up forgets the newer file
-        with pytest.raises(NotFound):
-            other.read(made["memory_id"])
+    # Another process's catch-up forgets the newer file.
+    with Vault.open(vault_path, client="cli") as other, pytest.raises(NotFound):
+        other.read(made["memory_id"])
     git(vault_path, "checkout", "-q", "main")
     with pytest.raises(VaultBusy, match="has not read it yet"):
         vault.read(made["memory_id"])
