@@ -147,12 +147,32 @@ class Placing:
         fails nothing: the write is done, and the journal (kept if anything is left) has
         the next open remove what stayed."""
         try:
+            self._put_back_removed()
             for staged in self.staged:
                 if staged.kept is not None:
                     durable.remove(staged.kept)
             durable.remove(self.journal)
         except OSError as problem:
             log.warning("committed, but could not remove its temp files: %s", problem)
+
+    def _put_back_removed(self) -> None:
+        """A new file is untracked to git until its commit has put it in git's index: a
+        `git clean` in that moment removes it. The commit holds it and the write is to be
+        acknowledged, so it is put back (never over a file made since)."""
+        for staged, tmp in zip(self.staged, self.tmps, strict=False):
+            data = staged.change.data
+            new = staged.kept is None  # (a file git tracked is never untracked to it)
+            if data is None or not new or not staged.placed or os.path.lexists(staged.target):
+                continue
+            staged.target.parent.mkdir(parents=True, exist_ok=True)
+            durable.write_durably(tmp, data)
+            with contextlib.suppress(FileExistsError):
+                durable.create_exclusively(tmp, staged.target)
+            durable.remove(tmp)
+            log.warning(
+                "put back %s: removed (a `git clean`?) before git's index had it",
+                staged.change.path,
+            )
 
     def undo(self, cause: BaseException) -> VaultError | None:
         """Put every file back as it was after cause stopped the write; an error to raise

@@ -251,10 +251,13 @@ class Committer:
         """Put the committed paths into the locked copy of git's index; False if git failed
         (the commit has landed, only the index, what `git status` compares, lags)."""
         env = {"GIT_INDEX_FILE": str(staged_index)}
+        # A new file a `git clean` removed since it was read is committed all the same (and
+        # put back, changes.py): staged at its blob, not removed as the folder would say.
+        gone = {p for p in paths if changes.get(p) and not (self.root / p).exists()}
         try:
-            if snapshot is None:
+            if snapshot is None and not gone:
                 self.repo.run("update-index", "--add", "--remove", "--", *paths, env=env)
-            else:  # the snapshot's blobs, not what the files hold by now
+            else:  # the committed blobs, not what the files hold by now
                 info = _index_info(changes)
                 self.repo.run("update-index", "-z", "--index-info", stdin=info, env=env)
         except VaultError as problem:
