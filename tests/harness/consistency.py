@@ -367,10 +367,13 @@ def log_errors(text: str) -> list[str]:
         if " ERROR " in line or " CRITICAL " in line:
             found.append(line[:300])
         elif line.startswith("Traceback"):
-            ending = next(
-                (x for x in lines[n + 1 :] if x.strip() and not x.startswith((" ", "\t"))), "?"
-            )
-            found.append(f"Traceback: {ending[:300]}")
+            rest = lines[n + 1 :]
+            end = next((k for k, x in enumerate(rest) if x.strip() and not x[:1].isspace()), None)
+            ending = rest[end] if end is not None else "?"
+            # The frame that raised, so the report says where as well as what.
+            frames = [x.strip() for x in rest[:end] if x.strip().startswith("File ")]
+            where = f" at {frames[-1][:200]}" if frames else ""
+            found.append(f"Traceback: {ending[:300]}{where}")
     return found
 
 
