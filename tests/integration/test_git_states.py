@@ -114,6 +114,9 @@ def test_an_own_write_another_process_reindexed_during_a_checkout_is_read_again(
         assert other.read(made["memory_id"])["version_id"] == made["version_id"]
     git(vault_path, "checkout", "-q", "main")
     assert not vault.settled(made["path"])
+    # Until the file is read again, a read says so rather than serve the older version.
+    with pytest.raises(VaultBusy, match="changed since the search index read it"):
+        vault.read(made["memory_id"])
     vault.sync_paths([made["path"]])
     assert vault.read(made["memory_id"])["version_id"] == updated["version_id"]
     assert "runs it" in vault.read(made["memory_id"])["content_md"]

@@ -13,6 +13,7 @@ import pytest
 from tests.cli_support import invoke
 from tests.helpers import create_args, eventually, git
 from vault_tool.engine.vault import Vault
+from vault_tool.errors import VaultBusy
 from vault_tool.watcher import Watcher
 
 TITLE = "Ana owns the billing service"
@@ -84,8 +85,15 @@ def test_a_move_is_one_move_commit_that_keeps_the_id(vault, vault_path, taken_in
     assert f"Memory-Id: {made['memory_id']}" in body
     assert f"Moved-From: {old}" in body
     assert changed_files(vault_path).split("\t")[1:] == [old, new]
-    # (The index is updated right after the commit, which may have just made the folder clean.)
-    eventually(lambda: vault.read(made["memory_id"])["path"] == new)
+    # (The index is updated right after the commit, which may have just made the folder
+    # clean: until then a read answers "retry in a moment".)
+    def moved() -> bool:
+        try:
+            return vault.read(made["memory_id"])["path"] == new
+        except VaultBusy:
+            return False
+
+    eventually(moved)
 
 
 def test_a_hand_delete_names_the_memory(vault, vault_path, taken_in):

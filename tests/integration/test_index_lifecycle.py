@@ -165,3 +165,10 @@ def test_a_locked_index_is_reported_as_busy_with_the_way_out(tmp_path, monkeypat
     assert refused.value.message == "the search index is locked by another process"
     assert refused.value.hint == "retry in a moment; `vault-tool doctor` shows which process leads"
     assert refused.value.exit_code == 6
+
+
+def test_a_file_touched_without_a_change_is_read_as_indexed(vault, vault_path):
+    made = vault.remember(create_args())
+    path = vault_path / made["path"]
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    assert vault.read(made["memory_id"])["version_id"] == made["version_id"]

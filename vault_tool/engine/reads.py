@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from vault_tool.core import calls, stages
 from vault_tool.core.calls import Controls
 from vault_tool.core.query import parse_query
 from vault_tool.core.text import query_words
-from vault_tool.errors import InvalidInput
+from vault_tool.errors import InvalidInput, VaultBusy
 from vault_tool.search import links, listing, ranking, results
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
+from vault_tool.storage.git import blob_sha
 
 
 @stages.timed("ranking")
@@ -74,10 +76,22 @@ def listed(index: Index, filters: dict[str, Any], *, limit: int, offset: int) ->
 
 @stages.timed("reading")
 def addressed(
-    doc: Indexed, index: Index, problems: dict[str, dict[str, Any]] | None = None
+    doc: Indexed,
+    index: Index,
+    problems: dict[str, dict[str, Any]] | None = None,
+    folder: Path | None = None,
 ) -> dict[str, Any]:
     """An addressed read: the one memory, at the top level, with its links resolved now
-    (and, if its file did not parse when last read, that problem)."""
+    (and, if its file did not parse when last read, that problem).
+
+    With folder, the file is looked at first: an agent reads a memory to update it, and a
+    version the index has not caught up with (a person's checkout put other bytes back a
+    moment ago) would be refused by the update. So a file whose bytes the index does not
+    hold answers VaultBusy ("retry in a moment") until the watcher or a catch-up has read
+    it; one that did not parse serves its last good version, with its problem, as before.
+    """
+    if folder is not None and doc.path not in (problems or {}):
+        _require_as_indexed(doc, folder)
     record = doc.record
     problem = results.problem_of(doc.path, problems, doc.blob)
     return {
@@ -93,3 +107,20 @@ def addressed(
         "updated": record["updated"],
         **index.read(lambda searcher: links.of_note(searcher, doc.path)),
     }
+
+
+def _require_as_indexed(doc: Indexed, folder: Path) -> None:
+    try:
+        stat = (folder / doc.path).stat()
+        if (stat.st_mtime_ns, stat.st_size) == (doc.mtime_ns, doc.size):
+            return
+        if blob_sha((folder / doc.path).read_bytes()) == doc.blob:
+            return  # (touched, not changed: an editor saving the same bytes)
+    except OSError:
+        pass  # gone since: the index has not caught up with that either
+    raise VaultBusy(
+        f"memory_id: {doc.memory_id}'s file ({doc.path}) changed since the search index read "
+        "it, and the index is being rebuilt or caught up from the files",
+        hint="retry in a moment (nothing was changed or lost)",
+        field="memory_id",
+    )

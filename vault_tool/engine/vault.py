@@ -146,7 +146,7 @@ class Vault:
 
     def read(self, memory_id: str) -> dict[str, Any]:
         """An addressed read: the one memory, at the top level."""
-        return reads.addressed(self._require(memory_id), self._index, self.problems())
+        return reads.addressed(self._require(memory_id), self._index, self.problems(), self.root)
 
     def show(self, memory_id: str, version: str | None = None) -> dict[str, Any]:
         """A memory's file as written (now, or at a version) with its id, version and path;
