@@ -85,6 +85,7 @@ def test_a_move_is_one_move_commit_that_keeps_the_id(vault, vault_path, taken_in
     assert f"Memory-Id: {made['memory_id']}" in body
     assert f"Moved-From: {old}" in body
     assert changed_files(vault_path).split("\t")[1:] == [old, new]
+
     # (The index is updated right after the commit, which may have just made the folder
     # clean: until then a read answers "retry in a moment".)
     def moved() -> bool:
