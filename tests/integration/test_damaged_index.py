@@ -136,6 +136,19 @@ def test_an_index_folder_removed_under_an_open_vault_comes_back(filled: Path):
     assert invoke("verify", "--vault", filled).exit_code == 0
 
 
+def test_recent_writes_flushed_after_the_index_folder_was_removed_are_dropped_not_a_crash(
+    vault: Vault, vault_path: Path
+):
+    # A write goes to the journal of recent writes; a flush of it (the leader's merge when
+    # idle) begins, and `git clean -xfd` removes the index folder right then: the flush
+    # finds no index to write into.
+    vault.remember(create_args("Wombat burrow before the removal"))
+    assert vault._index.pending_writes()
+    shutil.rmtree(vault_path / ".vault" / "index")
+    vault._index.flush()  # dropped: the rebuild indexes the write from the files
+    eventually(lambda: "Wombat burrow before the removal" in titles(vault), 30)
+
+
 def test_the_index_is_read_without_mmap_and_written_through_a_syncing_storage(vault):
     from vault_tool.search.disk import DurableStorage
 

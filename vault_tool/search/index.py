@@ -197,7 +197,7 @@ class Index(Lookups):
         # Most updates follow a commit: the files and git hold what was written, so an
         # update that fails on the index's files leaves it behind, for the rebuild to index.
         try:
-            if _flush and hasattr(writer, "generation"):
+            if _flush and not isinstance(writer, DroppedWriter):  # (which answers any name)
                 if self._recent.generation != writer.generation - 1:  # (the lock prevents it)
                     raise IndexDamaged("its journal of recent writes is of another generation")
                 self._recent.hide_on_disk(writer.segments)
