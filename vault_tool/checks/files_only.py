@@ -16,9 +16,8 @@ from vault_tool.checks.verify import (
     VerifyReport,
     duplicates,
     markers_issue,
+    parsed_or_issue,
 )
-from vault_tool.core.memory import UTF8_HINT, parse
-from vault_tool.errors import UnparseableFile
 
 
 def verify_files(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
@@ -36,15 +35,9 @@ def verify_files(checkup: Checkup, progress: Progress | None = None) -> VerifyRe
         if marked := markers_issue(data, path, store.matches_head(path, data)):
             report.issues.append(marked)
             continue
-        try:
-            memory = parse(data.decode("utf-8"), path)
-        except UnicodeDecodeError as problem:
-            detail = f"not UTF-8 text ({problem.reason})"
-            report.issues.append(Issue("unparseable", path, detail, hint=UTF8_HINT))
-            continue
-        except UnparseableFile as problem:
-            issue = Issue("unparseable", path, problem.reason, problem.line, problem.hint)
-            report.issues.append(issue)
+        memory = parsed_or_issue(data, path)
+        if isinstance(memory, Issue):
+            report.issues.append(memory)
             continue
         parsed[path] = Doc(memory.id or "", "", "", memory.key or "")
     report.issues += duplicates(parsed, set(parsed), "memory_id", "duplicate_id", "id")

@@ -203,15 +203,8 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
             continue
         if checkup.index is None and head.get(path) == blob and path not in recorded:
             continue
-        try:
-            parse(data.decode("utf-8"), path)
-        except UnicodeDecodeError as problem:
-            detail = f"not UTF-8 text ({problem.reason})"
-            report.issues.append(Issue("unparseable", path, detail, hint=UTF8_HINT))
-            continue
-        except UnparseableFile as problem:
-            issue = Issue("unparseable", path, problem.reason, problem.line, problem.hint)
-            report.issues.append(issue)
+        if isinstance(found := parsed_or_issue(data, path), Issue):
+            report.issues.append(found)
             continue
         secrets = find_secret_kinds(data.decode("utf-8"))
         if secrets:
@@ -247,6 +240,16 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         report.issues += duplicates(docs, set(blobs), "key", "duplicate_key", "key")
     report.issues += _half_done_writes(checkup)
     return report
+
+
+def parsed_or_issue(data: bytes, path: str) -> Memory | Issue:
+    """The file's memory, or the `unparseable` issue that says why it has none."""
+    try:
+        return parse(data.decode("utf-8"), path)
+    except UnicodeDecodeError as problem:
+        return Issue("unparseable", path, f"not UTF-8 text ({problem.reason})", hint=UTF8_HINT)
+    except UnparseableFile as problem:
+        return Issue("unparseable", path, problem.reason, problem.line, problem.hint)
 
 
 def markers_issue(data: bytes, path: str, committed: bool) -> Issue | None:
