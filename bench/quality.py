@@ -155,7 +155,8 @@ def question_metrics(question: Question, ranked: list[str]) -> dict[str, float]:
     return out
 
 
-def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
+def mean_metrics(rows: list[dict[str, float]]) -> dict[str, float]:
+    """Each metric averaged over the rows that have it."""
     keys = sorted({k for row in rows for k in row})
     return {
         k: round(sum(r[k] for r in rows if k in r) / sum(1 for r in rows if k in r), 4)
@@ -167,11 +168,11 @@ def evaluate(asked: list[Question], ranked: dict[str, list[str]]) -> dict[str, A
     """Mean metrics over the answerable questions, overall and by type."""
     rows = {q.qid: question_metrics(q, ranked[q.qid]) for q in asked if not q.abstain}
     by_type = {
-        t: _mean([rows[q.qid] for q in asked if q.qtype == t and q.qid in rows])
+        t: mean_metrics([rows[q.qid] for q in asked if q.qtype == t and q.qid in rows])
         for t in TYPES
         if any(q.qtype == t and q.qid in rows for q in asked)
     }
-    return {"n": len(rows), "overall": _mean(list(rows.values())), "by_type": by_type}
+    return {"n": len(rows), "overall": mean_metrics(list(rows.values())), "by_type": by_type}
 
 
 def confidence(hits: list[tuple[str, float]], words: int) -> float:

@@ -5,7 +5,8 @@
 
 Runs bench.speed, bench.mcp_speed and bench.quality one after another (each in its own
 process, each on a fresh generated vault), waiting before each until the 1-minute load
-average is below --max-load (other work on the machine skews timings), then bench.report.
+average is below --max-load (other work on the machine skews timings), then
+bench.conv_quality once (its chat has one size), then bench.report.
 Basic Memory indexes slowly (docs/benchmarks.md has its figures), so it is measured only
 at --basic-memory-sizes.
 """
@@ -45,7 +46,9 @@ def main() -> None:
     parser.add_argument("--basic-memory-sizes", type=int, nargs="+", default=[1000])
     parser.add_argument("--max-load", type=float, default=1.2)
     parser.add_argument("--patience", type=float, default=1800, help="seconds to wait for quiet")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["speed", "mcp", "quality"])
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["speed", "mcp", "quality", "conv"]
+    )
     args = parser.parse_args()
     for size in args.sizes:
         for name, module, extra in (
@@ -60,6 +63,8 @@ def main() -> None:
             load = wait_for_quiet(args.max_load, args.patience)
             print(f"load average before {name} at {size}: {load:.2f}", flush=True)
             run(module, "--count", str(size), *extra)
+    if "conv" not in args.skip:  # the chat has one size (40 sessions)
+        run("conv_quality")
     run("report")
 
 

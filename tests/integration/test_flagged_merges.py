@@ -145,7 +145,8 @@ def test_the_watcher_takes_in_a_merged_body_without_a_commit_and_a_resolution_cl
     eventually(lambda: git(vault_path, "rev-parse", "HEAD") != merged)
     assert git(vault_path, "log", "-1", "--format=%s") == "Hand edit: Wombats dig burrows"
     eventually(lambda: "problem" not in hit_of(watched, "dusk dawn"))
-    assert reason_of(watched, made["path"]) == ""
+    # (the index is written before the list of problems: wait for both)
+    eventually(lambda: reason_of(watched, made["path"]) == "")
     assert "<<<<<<<" not in git(vault_path, "show", "HEAD:" + made["path"])
 
 

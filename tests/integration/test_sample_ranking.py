@@ -24,6 +24,7 @@ def sample(tmp_path_factory):
         ("how do we rotate the database password", "Rotate the billing database password"),
         ("code freeze", "Code freeze until 2026-12-20"),
         ("Ana the designer", "Ana wants design feedback as Figma comments"),
+        ("billing owner", "Ana owns the billing service"),
     ],
 )
 def test_first_questions_rank_the_right_memory_first(sample, query, best):

@@ -74,9 +74,11 @@ def index(tmp_path: Path):
 
 
 def whoosh_scores(searcher, word: str) -> dict[int, float]:
-    """docnum -> score of Whoosh's own scored search for one word of the `all` field."""
+    """docnum -> score of Whoosh's own scored search for one word of the `all` field,
+    weighted as ranking weighs (postings.weighting)."""
     from whoosh import query as q
 
+    searcher.weighting = postings.weighting()
     return {hit.docnum: hit.score for hit in searcher.search(q.Term("all", word), limit=None)}
 
 

@@ -17,11 +17,11 @@ refused with InvalidInput naming what was wrong and the accepted forms.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from vault_tool.core import schema
-from vault_tool.core.text import query_words, text_analyzer
+from vault_tool.core.text import query_words, shared_analyzer
 from vault_tool.errors import InvalidInput
 
 FORMS = (
@@ -79,7 +79,7 @@ def parse_query(text: str) -> Query:
 
 def word_sequence(text: str) -> tuple[str, ...]:
     """A text's analysed words in order, repeats kept: what a phrase is looked for in."""
-    return tuple(token.text for token in _analyzer()(text))
+    return tuple(token.text for token in shared_analyzer()(text))
 
 
 def holds_phrase(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
@@ -164,8 +164,3 @@ def _example(kind: str) -> str:
 
 def _refuse(problem: str) -> Any:
     raise InvalidInput(f"query: {problem}", hint=f"a query may hold {FORMS}", field="query")
-
-
-@cache
-def _analyzer() -> Any:
-    return text_analyzer()

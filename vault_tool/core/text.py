@@ -76,7 +76,9 @@ def text_analyzer() -> Any:
         | LowercaseFilter()
         | CharsetFilter(accent_map)
         | StopFilter(stoplist=STOP_WORDS | QUESTION_WORDS, minsize=1)
-        | StemFilter(cachesize=50000)
+        # Snowball's English stemmer (Porter's second): it takes running, deploys and
+        # deployment to run and deploy, where Porter's first left runn and deploi.
+        | StemFilter(lang="en", cachesize=50000)
     )
 
 
@@ -93,7 +95,7 @@ def gloss_words(gloss: str) -> frozenset[str]:
 
 @cache
 def _gloss_words(gloss: str) -> frozenset[str]:
-    return frozenset(t.text for t in _analyzer()(gloss))
+    return frozenset(t.text for t in shared_analyzer()(gloss))
 
 
 def query_words(text: str) -> list[str]:
@@ -106,9 +108,10 @@ def analysed_words(text: str) -> tuple[str, ...]:
     """The distinct analysed words of a text, in order of first use (cached)."""
     # Cached: feedback compares every search with the queries operators judged, and the
     # facts of every candidate are analysed again query after query.
-    return tuple(dict.fromkeys(token.text for token in text_analyzer()(text)))
+    return tuple(dict.fromkeys(token.text for token in shared_analyzer()(text)))
 
 
 @cache
-def _analyzer() -> Any:
+def shared_analyzer() -> Any:
+    """The text analyzer, made once (building one costs more than analysing a query)."""
     return text_analyzer()

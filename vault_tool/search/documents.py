@@ -16,12 +16,12 @@ from typing import Any
 from vault_tool.core import ids
 from vault_tool.core.links import aliases_of
 from vault_tool.core.memory import Memory, fingerprint
-from vault_tool.core.text import normalize_name, text_analyzer
+from vault_tool.core.text import normalize_name, shared_analyzer, text_analyzer
 from vault_tool.core.times import parse_time
 from vault_tool.search import links
 
 # Bump when the fields or analyzers change: an older index is then rebuilt on open.
-INDEX_SCHEMA_VERSION = 8
+INDEX_SCHEMA_VERSION = 9
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,7 @@ def whoosh_schema() -> Any:
         mtime_ns=_column_number(),
         size=_column_number(),
         mentions=fields.STORED(),
+        times=fields.STORED(),
         record=fields.STORED(),
         # Links (search/links.py): the names this note is found by, the names its links
         # use, one per line (a name may hold spaces and commas), and its links as written.
@@ -152,26 +153,46 @@ def document_for(
         "mtime_ns": mtime_ns,
         "size": size,
         "mentions": [[e.n, e.kind, e.gloss] for e in memory.entities],
+        # What time ranking reads of every candidate, beside its mentions (one unpickling):
+        # the day it was made and its facts.
+        "times": {"created": created[:10], "facts": [f.to_dict() for f in memory.facts]},
         "record": json.dumps(record, ensure_ascii=False),
         **links.index_fields(memory, path),
     }
 
 
 # How many times each part of a memory is repeated in the `all` field (its weight).
-FIELD_WEIGHTS = {"title": 3, "entities": 2, "tags": 2, "glosses": 1, "facts": 1, "body": 1}
+FIELD_WEIGHTS = {"title": 2, "entities": 2, "tags": 2, "glosses": 1, "facts": 1}
 
 
 def _weighted_text(memory: Memory) -> str:
+    """The `all` field: the body as written, then each word of the other parts repeated by
+    the sum of the weights of the parts it is in, each part counted once.
+
+    Once per part: a title restated by every fact ("X tagged a", "X tagged b", ...) was a
+    title word once per fact, so one title word outranked a note holding every word of the
+    query in its body (bench/rare_words.py). Summed over parts: a name that is an entity
+    and a fact's subject says more than a word in one part (the question set's facts).
+    """
     parts = {
         # A note's aliases are other names for it (Obsidian's): they weigh as its title.
         "title": " . ".join([memory.title, *aliases_of(memory.extra)]),
-        "entities": " ".join(e.n for e in memory.entities),
-        "tags": " ".join(_all_tags(memory)),
-        "glosses": " ".join(e.gloss for e in memory.entities),
+        "entities": " . ".join(e.n for e in memory.entities),
+        "tags": " . ".join(_all_tags(memory)),
+        "glosses": " . ".join(e.gloss for e in memory.entities),
         "facts": " . ".join(f.as_text() for f in memory.facts),
-        "body": memory.body,
     }
-    return "\n".join(" . ".join([parts[name]] * weight) for name, weight in FIELD_WEIGHTS.items())
+    weights: dict[str, int] = {}  # the word as first written -> its weight
+    written: dict[str, str] = {}  # analysed word -> the word as first written
+    analyzer = shared_analyzer()
+    for name, text in parts.items():
+        for word in {
+            t.text: text[t.startchar : t.endchar] for t in analyzer(text, chars=True)
+        }.items():
+            first = written.setdefault(word[0], word[1])
+            weights[first] = weights.get(first, 0) + FIELD_WEIGHTS[name]
+    repeated = " ".join(" ".join([word] * weight) for word, weight in weights.items())
+    return f"{memory.body}\n{repeated}"
 
 
 def _all_tags(memory: Memory) -> list[str]:

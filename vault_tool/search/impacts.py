@@ -108,6 +108,37 @@ def sparse_scores(
     return _filtered(scores, allow, hidden)
 
 
+def with_forms(
+    searcher: Any,
+    field_name: str,
+    scores: dict[int, float] | ColumnScores,
+    forms: dict[str, list[str]],
+    weight: float,
+    allow: set | None,
+    hidden: set | None,
+) -> dict[int, float] | ColumnScores:
+    """scores with related forms of the query's words (core/word_forms.py, word -> its
+    forms) counted at weight, in the documents that lack the word itself: a memory saying
+    both "owns" and "owner" is not found twice over by "owns"."""
+    extra: dict[int, float] = {}
+    for word, related in forms.items():
+        has_word = word_scores(searcher, field_name, word)
+        for docnum, score in sparse_scores(searcher, field_name, related, allow, hidden).items():
+            if docnum not in has_word:
+                extra[docnum] = extra.get(docnum, 0.0) + weight * score
+    if not extra:
+        return scores
+    if isinstance(scores, dict):
+        merged = dict(scores)
+        for docnum, score in extra.items():
+            merged[docnum] = merged.get(docnum, 0.0) + score
+        return merged
+    values = array("d", scores.values)  # (a copy: a one-word total is the kept column)
+    for docnum, score in extra.items():
+        values[docnum] += score
+    return ColumnScores(values, len(values) - values.count(0.0))
+
+
 def _filtered(scores: dict[int, float], allow: set | None, hidden: set | None) -> dict:
     if allow is not None:
         if len(allow) < len(scores):

@@ -7,9 +7,12 @@ Score of a hit = (text + entity + feedback + valid_time) x factor, where
 - entity is a bonus when the query matches the gloss of an entity the memory mentions,
   even when this memory glosses it more briefly, or the title of a note it links to;
 - feedback is a bounded boost (or penalty) from operators' judgements of similar queries;
-- valid_time is a boost when the query names a date and a fact of the memory holds then;
-- factor is x 1.15 when pinned and x 0.5 when superseded by a live memory (which, and the
-  memory replacing that one in turn, is placed above it).
+- text also counts related forms of the query's words (owner for owns) at FORM_WEIGHT;
+- valid_time is a boost when the query names a time (a date, "last week", "in May") and a
+  fact of the memory holds then, or the memory was made then;
+- factor is x 1.15 when pinned, x 0.6 when the fact it is best found by has ended and the
+  query asks about now (names no time, is not in the past tense), and x 0.5 when superseded
+  by a live memory (which, and the memory replacing that one in turn, is placed above it).
 Each part is kept so `search --explain` can show the whole score. The query's syntax
 (core/query.py) is read first: its filters, phrases and exclusions narrow the candidates
 (search/listing.py), and a query of filters alone lists what they leave, newest first.
@@ -26,13 +29,19 @@ from typing import Any
 from vault_tool.core.calls import Controls
 from vault_tool.core.entities import compatible
 from vault_tool.core.query import parse_query
+from vault_tool.core.spoken_dates import NamedTime, named_time
 from vault_tool.core.text import gloss_words, normalize_name, query_words
-from vault_tool.core.times import query_dates
+from vault_tool.core.word_forms import related_forms
 from vault_tool.search import links, stored
-from vault_tool.search.impacts import add_scores, text_scores
+from vault_tool.search.impacts import add_scores, text_scores, with_forms
 from vault_tool.search.listing import narrowed, newest
 from vault_tool.search.postings import doc_frequency, per_reader, top_scored
-from vault_tool.search.signals import feedback_signals, valid_time_match
+from vault_tool.search.signals import (
+    ended_for_now,
+    feedback_signals,
+    made_on,
+    valid_time_match,
+)
 
 # A word in more than this share of all memories is dropped when the query has rarer ones.
 COMMON_SHARE = 0.2
@@ -40,6 +49,8 @@ COMMON_SHARE = 0.2
 COMMON_MINIMUM = 1000
 # The common words are scored for this many times the candidates a query needs.
 RESCORED_SHARE = 4
+# A related form of a query word (owner for own) scores this share of the word itself.
+FORM_WEIGHT = 0.6
 # At most this many entities whose glosses match the query give a bonus.
 MATCHED_ENTITIES = 3
 # Memories the text did not match are added for an entity mentioned in at most this many.
@@ -54,6 +65,11 @@ ENTITY_WEIGHT = 0.1
 FEEDBACK_WEIGHT = 0.25
 # A hit with a fact valid on a date the query names gets this share of the best text score.
 VALID_TIME_WEIGHT = 0.6
+# ... and a memory made on a day the query names, this share of it ("what did Ana say last
+# week": the turns of that week).
+MADE_THEN_SHARE = 0.5
+# A hit whose best-matching fact has ended, for a question about now, is weighed by this.
+ENDED_FACTOR = 0.6
 
 
 @dataclass(eq=False)
@@ -99,7 +115,8 @@ def rank(
     query = parse_query(text)  # its syntax: the words ranked, the rest narrows (core/query.py)
     every = query_words(query.text)
     words = distinctive_words(searcher, every)
-    if not (words or query.lists):
+    forms = _related_forms(searcher, every)
+    if not (words or forms or query.lists):
         return [], 0
     allow, hidden = narrowed(searcher, controls, query, now)
     if allow is not None and not allow:
@@ -110,6 +127,8 @@ def rank(
         return _loaded(listed), total
     pool = max(controls.top_k * 3, 15)
     scores = text_scores(searcher, "all", words, allow, hidden)
+    if forms:
+        scores = with_forms(searcher, "all", scores, forms, FORM_WEIGHT, allow, hidden)
     total = len(scores)
     top = _best_by_text(searcher, scores, [w for w in every if w not in words], pool)
     hits: dict[int, Hit] = {
@@ -140,19 +159,41 @@ def rank(
         for hit in hits.values():
             if hit.memory_id == memory_id:
                 hit.parts["feedback"] = round(FEEDBACK_WEIGHT * signal * best_text, 6)
-    dates = query_dates(query.text)
-    if dates:  # only then: the facts of a candidate are read from its whole stored record
-        for hit in hits.values():
-            # All the query's words: "service" is too common to search by, not to tell the
-            # billing service's facts from the billing worker's.
-            match = valid_time_match(hit.record["semantic_delta"]["facts"], dates, every)
-            if match:
-                hit.parts["valid_time"] = round(VALID_TIME_WEIGHT * match * best_text, 6)
+    _time_signals(searcher, hits, named_time(query.text, now.date()), every, now, best_text)
     for hit in hits.values():
         if hit.fields.get("pinned"):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR
     ordered = sorted(hits.values(), key=lambda h: (-h.score, h.fields["path"]))
     return _loaded(_place_superseded(searcher, ordered, hidden)[: controls.top_k]), total
+
+
+def _time_signals(
+    searcher: Any,
+    hits: dict[int, Hit],
+    named: NamedTime,
+    words: list[str],
+    now: datetime,
+    best_text: float,
+) -> None:
+    """Lift hits whose facts hold on a time the query names, or that were made then; when
+    it names none and does not ask about the past, lower hits whose best fact has ended."""
+    # All the query's words: "service" is too common to search by, not to tell the billing
+    # service's facts from the billing worker's.
+    today = now.date().isoformat()
+    times = {docnum: stored.times(searcher, docnum) for docnum in hits}
+    if named.dates:
+        for docnum, hit in hits.items():
+            match = valid_time_match(times[docnum]["facts"], list(named.dates), words)
+            if made_on(times[docnum], list(named.dates)):
+                match = max(match, MADE_THEN_SHARE)
+            if match:
+                hit.parts["valid_time"] = round(VALID_TIME_WEIGHT * match * best_text, 6)
+        return
+    if named.past:
+        return
+    for docnum, hit in hits.items():
+        if ended_for_now(times[docnum]["facts"], today, words):
+            hit.parts["factor"] = hit.parts.get("factor", 1.0) * ENDED_FACTOR
 
 
 def _loaded(chosen: list[Hit]) -> list[Hit]:
@@ -195,6 +236,20 @@ def _distinctive(searcher: Any, field_name: str, words: list[str]) -> list[str]:
     limit = max(COMMON_SHARE * searcher.doc_count(), COMMON_MINIMUM)
     rare = [w for w, df in present.items() if df <= limit]
     return rare or sorted(present, key=present.__getitem__)[:1]
+
+
+def _related_forms(searcher: Any, every: list[str]) -> dict[str, list[str]]:
+    """word -> the forms of it the vault holds (own -> owner), none of them common."""
+    limit = max(COMMON_SHARE * searcher.doc_count(), COMMON_MINIMUM)
+    found = {
+        word: [
+            f
+            for f in related_forms(word)
+            if f not in every and 0 < doc_frequency(searcher, "all", f) <= limit
+        ]
+        for word in every
+    }
+    return {word: held for word, held in found.items() if held}
 
 
 def _hit(fields: dict[str, Any], parts: dict[str, float]) -> Hit:

@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from vault_tool.core.text import analysed_words
-from vault_tool.core.times import holds_in
+from vault_tool.core.times import holds_in, valid_on
 
 
 def feedback_signals(judgements: list[tuple[str, int, str]], words: list[str]) -> dict[str, float]:
@@ -65,3 +65,29 @@ def valid_time_match(facts: list[dict[str, Any]], dates: list[str], words: list[
         said = analysed_words(f"{fact['subject']} {fact['predicate']} {fact['object']}")
         best = max(best, len(wanted.intersection(said)) / len(wanted) if wanted else 0.0)
     return best
+
+
+def made_on(times: dict[str, Any], dates: list[str]) -> bool:
+    """Whether the memory was made on a day (or in a month) the query names."""
+    day = times.get("created", "")
+    return bool(day) and any(day.startswith(d) for d in dates)
+
+
+def ended_for_now(facts: list[dict[str, Any]], today: str, words: list[str]) -> bool:
+    """Whether the memory's fact that best matches the query no longer holds today (or
+    does not yet): "the on-call lead" asked now should find the current lead first.
+    A fact without valid_from / valid_until always holds."""
+    best, ended = 0.0, False
+    for fact in facts:
+        share = _share(fact, words)
+        holds = valid_on(fact, today)
+        # (equal matches: a fact that holds wins, so one current fact keeps the memory)
+        if share > best or (share == best and share and holds):
+            best, ended = share, not holds
+    return ended
+
+
+def _share(fact: dict[str, Any], words: list[str]) -> float:
+    """The share of the query's words that the fact says."""
+    said = analysed_words(f"{fact['subject']} {fact['predicate']} {fact['object']}")
+    return len(set(words).intersection(said)) / len(set(words)) if words else 0.0

@@ -53,10 +53,24 @@ class Stored(dict):
 
 def mentions(searcher: Any, docnum: int) -> list[list[str]]:
     """A document's entity mentions, read once per reader (an index generation)."""
-    cache = per_reader(searcher.reader(), "mentions", dict)
+    return _ranked_fields(searcher, docnum)[0]
+
+
+def times(searcher: Any, docnum: int) -> dict[str, Any]:
+    """A document's day of making and its facts (documents.py)."""
+    return _ranked_fields(searcher, docnum)[1]
+
+
+def _ranked_fields(searcher: Any, docnum: int) -> tuple[list[list[str]], dict[str, Any]]:
+    """The stored fields ranking reads of every candidate, from one read per reader."""
+    cache = per_reader(searcher.reader(), "ranked fields", dict)
     if docnum not in cache:
-        cache[docnum] = searcher.stored_fields(docnum)["mentions"]
+        fields = searcher.stored_fields(docnum)
+        cache[docnum] = (fields["mentions"], fields.get("times") or _NO_TIMES)
     return cache[docnum]
+
+
+_NO_TIMES: dict[str, Any] = {"created": "", "facts": []}
 
 
 def pinned(searcher: Any) -> frozenset[int]:

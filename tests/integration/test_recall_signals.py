@@ -1,0 +1,116 @@
+"""Ranking signals over a real vault: word forms, body words, ended facts, named times."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from vault_tool.core.spoken_dates import named_time
+
+PERSON = {"n": "Ana", "kind": "person", "is": "backend engineer on the platform team"}
+
+
+def remember(vault, title: str, body: str, entities=None, facts=None, tags=()) -> str:
+    entities = entities or [PERSON]
+    facts = facts or [{"subject": "Ana", "predicate": "wrote", "object": "Ana"}]
+    made = vault.remember(
+        {
+            "mode": "create",
+            "content_md": f"# {title}\n\n{body}\n",
+            "semantic_delta": {
+                "memory_type": "note",
+                "title": title,
+                "entities": entities,
+                "facts": facts,
+                "tags": list(tags),
+            },
+        }
+    )
+    return made["memory_id"]
+
+
+def titles(vault, query: str) -> list[str]:
+    return [h["title"] for h in vault.search({"query": query})["selected_hits"]]
+
+
+def test_owner_finds_who_owns(vault):
+    service = {"n": "billing service", "kind": "service", "is": "issues invoices"}
+    remember(
+        vault,
+        "Ana owns the billing service",
+        "She took it over in June.",
+        [PERSON, service],
+        [{"subject": "Ana", "predicate": "owns", "object": "billing service"}],
+    )
+    for n in range(4):
+        remember(vault, f"Billing note {n}", f"The billing queue backed up, billing retried {n}.")
+    assert titles(vault, "billing owner")[0] == "Ana owns the billing service"
+
+
+def test_a_body_holding_every_word_beats_one_title_word_restated_by_facts(vault):
+    filler = " ".join(f"word{n}" for n in range(20))
+    remember(vault, "Harbour notes", f"The lighthouse {filler} keeper left.")
+    for n in range(3):
+        remember(vault, f"Gate {n}", f"The gate keeper {n} locked up.")
+    for n in range(3):
+        # A title word declared as an entity, glossed, and restated by three facts.
+        topic = {"n": f"Lighthouse {n}", "kind": "topic", "is": f"lighthouse {n}"}
+        tags = [f"t{n}a", f"t{n}b", f"t{n}c"]
+        remember(
+            vault,
+            f"Lighthouse {n}",
+            "Paint and repairs.",
+            [topic, *({"n": t, "kind": "tag", "is": f"tag {t}"} for t in tags)],
+            [{"subject": topic["n"], "predicate": "tagged", "object": t} for t in tags],
+            tags,
+        )
+    assert titles(vault, "lighthouse keeper")[0] == "Harbour notes"
+
+
+def rotation(vault, who: str, start: str, until: str) -> None:
+    lead = {"n": who, "kind": "person", "is": "engineer on the platform team"}
+    process = {"n": "on-call rotation", "kind": "process", "is": "the weekly pager rotation"}
+    fact = {"subject": who, "predicate": "leads", "object": "on-call rotation"}
+    remember(
+        vault,
+        f"{who} leads the on-call rotation",
+        f"{who} is the on-call lead and approves swaps.",
+        [lead, process],
+        [{**fact, "valid_from": start, "valid_until": until}],
+    )
+
+
+def test_a_question_about_now_puts_the_current_lead_above_the_ended_one(vault):
+    today = datetime.now(UTC).date()
+    # (Ada's path sorts first: equal scores would put her first)
+    rotation(vault, "Ada", "2020-01-01", "2020-03-31")
+    rotation(vault, "Jose", "2020-04-01", (today.replace(year=today.year + 1)).isoformat())
+    assert titles(vault, "on-call lead now")[0] == "Jose leads the on-call rotation"
+    assert titles(vault, "who is the on-call lead")[0] == "Jose leads the on-call rotation"
+    # On a day it names, the fact valid then is lifted instead.
+    assert titles(vault, "on-call lead 2020-02-10")[0] == "Ada leads the on-call rotation"
+
+
+def test_a_month_said_by_name_lifts_the_fact_valid_then(vault):
+    today = datetime.now(UTC).date()
+    august = named_time("in August", today).dates[0]  # the latest August
+    rotation(vault, "Marek", f"{august}-01", f"{august}-31")
+    rotation(vault, "Jose", f"{august[:4]}-01-01", f"{august[:4]}-01-31")
+    assert titles(vault, "who led the on-call rotation in August")[0] == (
+        "Marek leads the on-call rotation"
+    )
+
+
+def test_named_days_lift_memories_made_then(vault, vault_path):
+    # A person's note from long ago (its path sorts first: equal scores would put it first).
+    note = vault_path / "a" / "standup-at-nine.md"
+    note.parent.mkdir()
+    note.write_text(
+        "---\nmemory_type: note\ntitle: Standup at nine\nentities:\n"
+        f"  - n: Ana\n    kind: person\n    is: {PERSON['is']}\n"
+        "facts:\n  - subject: Ana\n    predicate: wrote\n    object: Ana\n"
+        "created: 2020-01-06\n---\n# Standup at nine\n\nAna said the standup moves to ten.\n"
+    )
+    vault.take_in_offline_changes()
+    remember(vault, "Standup at ten", "Ana said the standup moves to ten.")  # made today
+    hits = vault.search({"query": "what did Ana say about the standup today"})["selected_hits"]
+    assert [h["title"] for h in hits] == ["Standup at ten", "Standup at nine"]

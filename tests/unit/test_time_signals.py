@@ -1,0 +1,43 @@
+"""The pure time signals ranking weighs: a fact that has ended, a memory made then."""
+
+from __future__ import annotations
+
+from vault_tool.core.text import query_words
+from vault_tool.search.signals import ended_for_now, made_on
+
+ENDED = {
+    "subject": "Marek",
+    "predicate": "leads",
+    "object": "on-call rotation",
+    "valid_from": "2026-07-01",
+    "valid_until": "2026-09-30",
+}
+TIMELESS = {"subject": "on-call rotation", "predicate": "belongs_to", "object": "platform team"}
+WORDS = query_words("on-call lead")
+
+
+def test_the_best_matching_fact_ended_before_today():
+    assert ended_for_now([ENDED, TIMELESS], "2026-12-01", WORDS)
+    assert not ended_for_now([ENDED, TIMELESS], "2026-08-01", WORDS)
+
+
+def test_a_fact_that_has_not_begun_is_not_current_either():
+    assert ended_for_now([ENDED], "2026-06-01", WORDS)
+
+
+def test_a_memory_without_bounded_facts_never_ends():
+    assert not ended_for_now([TIMELESS], "2026-12-01", WORDS)
+    assert not ended_for_now([], "2026-12-01", WORDS)
+
+
+def test_a_current_fact_matching_as_well_keeps_the_memory_current():
+    current = {**ENDED, "subject": "José", "valid_from": "2026-10-01", "valid_until": ""}
+    assert not ended_for_now([ENDED, current], "2026-12-01", WORDS)
+
+
+def test_made_on_a_named_day_or_month():
+    times = {"created": "2026-11-24", "facts": []}
+    assert made_on(times, ["2026-11-23", "2026-11-24"])
+    assert made_on(times, ["2026-11"])
+    assert not made_on(times, ["2026-10"])
+    assert not made_on({"created": "", "facts": []}, ["2026-11"])
