@@ -174,12 +174,14 @@ def _weighted_text(memory: Memory) -> str:
     query in its body (bench/rare_words.py). Summed over parts: a name that is an entity
     and a fact's subject says more than a word in one part (the question set's facts).
     """
+    # An entity that is the note itself (named as its title) restates it: it adds nothing.
+    named = [e for e in memory.entities if normalize_name(e.n) != normalize_name(memory.title)]
     parts = {
         # A note's aliases are other names for it (Obsidian's): they weigh as its title.
         "title": " . ".join([memory.title, *aliases_of(memory.extra)]),
-        "entities": " . ".join(e.n for e in memory.entities),
+        "entities": " . ".join(e.n for e in named),
         "tags": " . ".join(_all_tags(memory)),
-        "glosses": " . ".join(e.gloss for e in memory.entities),
+        "glosses": " . ".join(e.gloss for e in named),
         "facts": " . ".join(f.as_text() for f in memory.facts),
     }
     weights: dict[str, int] = {}  # the word as first written -> its weight
