@@ -114,3 +114,28 @@ def test_named_days_lift_memories_made_then(vault, vault_path):
     remember(vault, "Standup at ten", "Ana said the standup moves to ten.")  # made today
     hits = vault.search({"query": "what did Ana say about the standup today"})["selected_hits"]
     assert [h["title"] for h in hits] == ["Standup at ten", "Standup at nine"]
+
+
+def test_what_a_person_said_later_on_the_same_thing_comes_first(vault):
+    setup = {"n": "Ana's setup", "kind": "preference", "is": "Ana's desk and tools"}
+
+    def said(title: str, body: str, day: str) -> None:
+        fact = {"subject": "Ana", "predicate": "said", "object": "Ana's setup", "valid_from": day}
+        vault.remember(
+            {
+                "mode": "create",
+                "content_md": f"# {title}\n\n{body}\n",
+                "semantic_delta": {
+                    "memory_type": "preference",
+                    "title": title,
+                    "entities": [PERSON, setup],
+                    "facts": [fact],
+                },
+            }
+        )
+
+    # (the older one's path sorts first: equal scores would put it first)
+    said("Ana a keyboard", "Ana types on a low-profile mechanical keyboard.", "2026-08-18")
+    said("Ana b keyboard", "Ana types on a tiny forty percent keyboard now.", "2026-11-24")
+    found = titles(vault, "what keyboard does Ana type on")
+    assert found[:2] == ["Ana b keyboard", "Ana a keyboard"]  # placed above, not lowered

@@ -41,3 +41,24 @@ def test_made_on_a_named_day_or_month():
     assert made_on(times, ["2026-11"])
     assert not made_on(times, ["2026-10"])
     assert not made_on({"created": "", "facts": []}, ["2026-11"])
+
+
+def test_said_again_marks_the_older_of_one_type_about_the_same_entities():
+    from vault_tool.search.signals import said_again
+
+    ana = frozenset({"ana", "ana's setup"})
+    found = {
+        "august": ("preference", ana, "2026-08-18"),
+        "november": ("preference", ana, "2026-11-24"),
+        "other type": ("decision", ana, "2026-07-01"),
+        "other people": ("preference", frozenset({"bo"}), "2026-01-01"),
+    }
+    assert said_again(found) == {"august"}
+
+
+def test_said_on_is_the_latest_valid_from_else_the_day_made():
+    from vault_tool.search.signals import said_on
+
+    facts = [{"valid_from": "2026-08-18"}, {"valid_from": "2026-09-01"}, {}]
+    assert said_on({"created": "2026-12-01", "facts": facts}) == "2026-09-01"
+    assert said_on({"created": "2026-12-01", "facts": [{}]}) == "2026-12-01"

@@ -155,7 +155,11 @@ def document_for(
         "mentions": [[e.n, e.kind, e.gloss] for e in memory.entities],
         # What time ranking reads of every candidate, beside its mentions (one unpickling):
         # the day it was made and its facts.
-        "times": {"created": created[:10], "facts": [f.to_dict() for f in memory.facts]},
+        "times": {
+            "created": created[:10],
+            "type": memory.memory_type,
+            "facts": [f.to_dict() for f in memory.facts],
+        },
         "record": json.dumps(record, ensure_ascii=False),
         **links.index_fields(memory, path),
     }

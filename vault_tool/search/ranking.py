@@ -12,7 +12,9 @@ Score of a hit = (text + entity + feedback + valid_time) x factor, where
   fact of the memory holds then, or the memory was made then;
 - factor is x 1.15 when pinned, x 0.6 when the fact it is best found by has ended and the
   query asks about now (names no time, is not in the past tense), and x 0.5 when superseded
-  by a live memory (which, and the memory replacing that one in turn, is placed above it).
+  by a live memory (which, and the memory replacing that one in turn, is placed above it);
+  in a query about now, a later memory of its type about the same entities that matches
+  about as well is placed above it too, without lowering it.
 Each part is kept so `search --explain` can show the whole score. The query's syntax
 (core/query.py) is read first: its filters, phrases and exclusions narrow the candidates
 (search/listing.py), and a query of filters alone lists what they leave, newest first.
@@ -40,6 +42,8 @@ from vault_tool.search.signals import (
     ended_for_now,
     feedback_signals,
     made_on,
+    said_again,
+    said_on,
     valid_time_match,
 )
 
@@ -70,6 +74,9 @@ VALID_TIME_WEIGHT = 0.6
 MADE_THEN_SHARE = 0.5
 # A hit whose best-matching fact has ended, for a question about now, is weighed by this.
 ENDED_FACTOR = 0.6
+# A later memory of a hit's type about the same entities is placed above it when its text
+# score is at least this share of the hit's.
+SAID_AGAIN_SHARE = 0.8
 
 
 @dataclass(eq=False)
@@ -79,6 +86,8 @@ class Hit:
     fields: dict[str, Any]
     parts: dict[str, float]
     superseded_by: list[str] = field(default_factory=list)
+    # Later memories of its type about the same entities, placed above it (not lowered).
+    said_again_by: list[str] = field(default_factory=list)
 
     @property
     def record(self) -> dict[str, Any]:
@@ -191,9 +200,38 @@ def _time_signals(
         return
     if named.past:
         return
+    for docnum, newer in _said_again(hits, times).items():
+        hits[docnum].said_again_by = newer
     for docnum, hit in hits.items():
         if ended_for_now(times[docnum]["facts"], today, words):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * ENDED_FACTOR
+
+
+def _said_again(hits: dict[int, Hit], times: dict[int, dict[str, Any]]) -> dict[int, list[str]]:
+    """docnum -> ids of the hits that say it again later (a memory of the same type about
+    the same entities, matching the query at least SAID_AGAIN_SHARE as well): placed above
+    it, as a replacement is, without lowering it ("everything about Ana" wants both)."""
+    found = {
+        docnum: (
+            times[docnum].get("type", ""),
+            frozenset(_name_key(n) for n, _, _ in hit.fields["mentions"]),
+            said_on(times[docnum]),
+        )
+        for docnum, hit in hits.items()
+    }
+    older = said_again(found)
+    text = {docnum: hit.parts.get("text", 0.0) for docnum, hit in hits.items()}
+    placed = {
+        docnum: [
+            hits[other].memory_id
+            for other in hits
+            if found[other][:2] == found[docnum][:2]
+            and found[other][2] > found[docnum][2]
+            and text[other] >= SAID_AGAIN_SHARE * text[docnum]
+        ]
+        for docnum in older
+    }
+    return {docnum: newer for docnum, newer in placed.items() if newer}
 
 
 def _loaded(chosen: list[Hit]) -> list[Hit]:
@@ -370,7 +408,7 @@ def _newest_first(ordered: list[Hit], by_id: dict[str, Hit]) -> list[Hit]:
         if id(hit) in placed:
             return
         placed.add(id(hit))  # before its replacements: a cycle stops here
-        for newer in hit.superseded_by:
+        for newer in hit.superseded_by + hit.said_again_by:
             if newer in by_id:
                 place(by_id[newer])
         result.append(hit)

@@ -87,6 +87,30 @@ def ended_for_now(facts: list[dict[str, Any]], today: str, words: list[str]) -> 
     return ended
 
 
+def said_again(found: dict[Any, tuple[str, frozenset[str], str]]) -> set:
+    """The keys of found (key -> (type, entity names, day)) that a later memory of the same
+    type about the same entities says again: in a conversation, what Ana said of her
+    keyboard in November is her say, not what she said in August. The caller keeps only
+    the candidates that match the query about as well."""
+    latest: dict[tuple[str, frozenset[str]], str] = {}
+    for memory_type, names, day in found.values():
+        about = (memory_type, names)
+        latest[about] = max(latest.get(about, ""), day)
+    return {
+        key
+        for key, (memory_type, names, day) in found.items()
+        if names and latest[memory_type, names] > day
+    }
+
+
+def said_on(times: dict[str, Any]) -> str:
+    """The day a memory says what it says: its facts' latest valid_from, else the day it
+    was made (an agent storing a chat gives each turn's facts the session's date)."""
+    return max((f.get("valid_from") or "" for f in times["facts"]), default="") or times.get(
+        "created", ""
+    )
+
+
 def _share(fact: dict[str, Any], words: list[str]) -> float:
     """The share of the query's words that the fact says."""
     said = analysed_words(f"{fact['subject']} {fact['predicate']} {fact['object']}")
