@@ -31,21 +31,15 @@ from typing import Any
 from vault_tool.core.calls import Controls
 from vault_tool.core.entities import compatible
 from vault_tool.core.query import parse_query
-from vault_tool.core.spoken_dates import NamedTime, named_time
+from vault_tool.core.spoken_dates import named_time
 from vault_tool.core.text import gloss_words, normalize_name, query_words
 from vault_tool.core.word_forms import related_forms
 from vault_tool.search import links, stored
 from vault_tool.search.impacts import add_scores, text_scores, with_forms
 from vault_tool.search.listing import narrowed, newest
 from vault_tool.search.postings import doc_frequency, per_reader, top_scored
-from vault_tool.search.signals import (
-    ended_for_now,
-    feedback_signals,
-    made_on,
-    said_again,
-    said_on,
-    valid_time_match,
-)
+from vault_tool.search.signals import feedback_signals
+from vault_tool.search.time_ranking import time_signals
 
 # A word in more than this share of all memories is dropped when the query has rarer ones.
 COMMON_SHARE = 0.2
@@ -67,16 +61,6 @@ CHAIN_STEPS = 16
 ENTITY_WEIGHT = 0.1
 # Feedback moves a hit by at most this share of the best text score of the query.
 FEEDBACK_WEIGHT = 0.25
-# A hit with a fact valid on a date the query names gets this share of the best text score.
-VALID_TIME_WEIGHT = 0.6
-# ... and a memory made on a day the query names, this share of it ("what did Ana say last
-# week": the turns of that week).
-MADE_THEN_SHARE = 0.5
-# A hit whose best-matching fact has ended, for a question about now, is weighed by this.
-ENDED_FACTOR = 0.6
-# A later memory of a hit's type about the same entities is placed above it when its text
-# score is at least this share of the hit's.
-SAID_AGAIN_SHARE = 0.8
 
 
 @dataclass(eq=False)
@@ -168,70 +152,12 @@ def rank(
         for hit in hits.values():
             if hit.memory_id == memory_id:
                 hit.parts["feedback"] = round(FEEDBACK_WEIGHT * signal * best_text, 6)
-    _time_signals(searcher, hits, named_time(query.text, now.date()), every, now, best_text)
+    time_signals(searcher, hits, named_time(query.text, now.date()), every, now, best_text)
     for hit in hits.values():
         if hit.fields.get("pinned"):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR
     ordered = sorted(hits.values(), key=lambda h: (-h.score, h.fields["path"]))
     return _loaded(_place_superseded(searcher, ordered, hidden)[: controls.top_k]), total
-
-
-def _time_signals(
-    searcher: Any,
-    hits: dict[int, Hit],
-    named: NamedTime,
-    words: list[str],
-    now: datetime,
-    best_text: float,
-) -> None:
-    """Lift hits whose facts hold on a time the query names, or that were made then; when
-    it names none and does not ask about the past, lower hits whose best fact has ended."""
-    # All the query's words: "service" is too common to search by, not to tell the billing
-    # service's facts from the billing worker's.
-    today = now.date().isoformat()
-    times = {docnum: stored.times(searcher, docnum) for docnum in hits}
-    if named.dates:
-        for docnum, hit in hits.items():
-            match = valid_time_match(times[docnum]["facts"], list(named.dates), words)
-            if made_on(times[docnum], list(named.dates)):
-                match = max(match, MADE_THEN_SHARE)
-            if match:
-                hit.parts["valid_time"] = round(VALID_TIME_WEIGHT * match * best_text, 6)
-        return
-    if named.past:
-        return
-    for docnum, newer in _said_again(hits, times).items():
-        hits[docnum].said_again_by = newer
-    for docnum, hit in hits.items():
-        if ended_for_now(times[docnum]["facts"], today, words):
-            hit.parts["factor"] = hit.parts.get("factor", 1.0) * ENDED_FACTOR
-
-
-def _said_again(hits: dict[int, Hit], times: dict[int, dict[str, Any]]) -> dict[int, list[str]]:
-    """docnum -> ids of the hits that say it again later (a memory of the same type about
-    the same entities, matching the query at least SAID_AGAIN_SHARE as well): placed above
-    it, as a replacement is, without lowering it ("everything about Ana" wants both)."""
-    found = {
-        docnum: (
-            times[docnum].get("type", ""),
-            frozenset(_name_key(n) for n, _, _ in hit.fields["mentions"]),
-            said_on(times[docnum]),
-        )
-        for docnum, hit in hits.items()
-    }
-    older = said_again(found)
-    text = {docnum: hit.parts.get("text", 0.0) for docnum, hit in hits.items()}
-    placed = {
-        docnum: [
-            hits[other].memory_id
-            for other in hits
-            if found[other][:2] == found[docnum][:2]
-            and found[other][2] > found[docnum][2]
-            and text[other] >= SAID_AGAIN_SHARE * text[docnum]
-        ]
-        for docnum in older
-    }
-    return {docnum: newer for docnum, newer in placed.items() if newer}
 
 
 def _loaded(chosen: list[Hit]) -> list[Hit]:

@@ -1,0 +1,95 @@
+"""The time signals of ranking: what a query says about time, against each candidate's.
+
+A query naming a time (core/spoken_dates.py) lifts candidates whose facts hold then, or
+that were made then; a query about now lowers candidates whose best fact has ended, and
+places a later memory of a candidate's type about the same entities above it. Each
+writes into a hit's parts (ranking.Hit) so `search --explain` shows it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from vault_tool.core.spoken_dates import NamedTime
+from vault_tool.core.text import normalize_name
+from vault_tool.search import stored
+from vault_tool.search.signals import (
+    ended_for_now,
+    made_on,
+    said_again,
+    said_on,
+    valid_time_match,
+)
+
+# A hit with a fact valid on a date the query names gets this share of the best text score.
+VALID_TIME_WEIGHT = 0.6
+# ... and a memory made on a day the query names, this share of it ("what did Ana say last
+# week": the turns of that week).
+MADE_THEN_SHARE = 0.5
+# A hit whose best-matching fact has ended, for a question about now, is weighed by this.
+ENDED_FACTOR = 0.6
+# A later memory of a hit's type about the same entities is placed above it when its text
+# score is at least this share of the hit's.
+SAID_AGAIN_SHARE = 0.8
+
+_name_key = lru_cache(maxsize=16384)(normalize_name)
+
+
+def time_signals(
+    searcher: Any,
+    hits: dict[int, Any],
+    named: NamedTime,
+    words: list[str],
+    now: datetime,
+    best_text: float,
+) -> None:
+    """Lift hits whose facts hold on a time the query names, or that were made then; when
+    it names none and does not ask about the past, lower hits whose best fact has ended."""
+    # All the query's words: "service" is too common to search by, not to tell the billing
+    # service's facts from the billing worker's.
+    today = now.date().isoformat()
+    times = {docnum: stored.times(searcher, docnum) for docnum in hits}
+    if named.dates:
+        for docnum, hit in hits.items():
+            match = valid_time_match(times[docnum]["facts"], list(named.dates), words)
+            if made_on(times[docnum], list(named.dates)):
+                match = max(match, MADE_THEN_SHARE)
+            if match:
+                hit.parts["valid_time"] = round(VALID_TIME_WEIGHT * match * best_text, 6)
+        return
+    if named.past:
+        return
+    for docnum, newer in _said_again(hits, times).items():
+        hits[docnum].said_again_by = newer
+    for docnum, hit in hits.items():
+        if ended_for_now(times[docnum]["facts"], today, words):
+            hit.parts["factor"] = hit.parts.get("factor", 1.0) * ENDED_FACTOR
+
+
+def _said_again(hits: dict[int, Any], times: dict[int, dict[str, Any]]) -> dict[int, list[str]]:
+    """docnum -> ids of the hits that say it again later (a memory of the same type about
+    the same entities, matching the query at least SAID_AGAIN_SHARE as well): placed above
+    it, as a replacement is, without lowering it ("everything about Ana" wants both)."""
+    found = {
+        docnum: (
+            times[docnum].get("type", ""),
+            frozenset(_name_key(n) for n, _, _ in hit.fields["mentions"]),
+            said_on(times[docnum]),
+        )
+        for docnum, hit in hits.items()
+    }
+    older = said_again(found)
+    text = {docnum: hit.parts.get("text", 0.0) for docnum, hit in hits.items()}
+    placed = {
+        docnum: [
+            hits[other].memory_id
+            for other in hits
+            if found[other][:2] == found[docnum][:2]
+            and found[other][2] > found[docnum][2]
+            and text[other] >= SAID_AGAIN_SHARE * text[docnum]
+        ]
+        for docnum in older
+    }
+    return {docnum: newer for docnum, newer in placed.items() if newer}
