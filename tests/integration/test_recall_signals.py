@@ -139,3 +139,40 @@ def test_what_a_person_said_later_on_the_same_thing_comes_first(vault):
     said("Ana b keyboard", "Ana types on a tiny forty percent keyboard now.", "2026-11-24")
     found = titles(vault, "what keyboard does Ana type on")
     assert found[:2] == ["Ana b keyboard", "Ana a keyboard"]  # placed above, not lowered
+
+
+def test_entities_every_memory_shares_do_not_put_the_vault_newest_first(vault):
+    from vault_tool.search.time_ranking import SAID_AGAIN_MENTIONS
+
+    generic = [PERSON, {"n": "Notebook", "kind": "project", "is": "where notes are kept"}]
+
+    def items(days: list[str]) -> list[dict]:
+        return [
+            {
+                "content_md": f"# Note {day}\n\nPlain words {day}.\n",
+                "semantic_delta": {
+                    "memory_type": "note",
+                    "title": f"Note {day}",
+                    "entities": generic,
+                    "facts": [
+                        {
+                            "subject": "Ana",
+                            "predicate": "keeps",
+                            "object": "Notebook",
+                            "valid_from": day,
+                        }
+                    ],
+                },
+            }
+            for day in days
+        ]
+
+    days = [f"2026-0{1 + n // 28}-{1 + n % 28:02d}" for n in range(SAID_AGAIN_MENTIONS + 1)]
+    for start in range(0, len(days), 20):
+        vault.remember({"mode": "create", "items": items(days[start : start + 20])})
+    # The older note says the query's word more often: with entities this common, it
+    # stays first (a later one about rarer entities would be placed above it).
+    old = {"subject": "Ana", "predicate": "keeps", "object": "Notebook", "valid_from": "2020-01-01"}
+    remember(vault, "Lantern a", "lantern lantern lantern", generic, [old])
+    remember(vault, "Lantern b", "lantern lantern", generic)
+    assert titles(vault, "lantern")[:2] == ["Lantern a", "Lantern b"]

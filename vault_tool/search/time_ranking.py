@@ -15,6 +15,7 @@ from typing import Any
 from vault_tool.core.spoken_dates import NamedTime
 from vault_tool.core.text import normalize_name
 from vault_tool.search import stored
+from vault_tool.search.postings import doc_frequency
 from vault_tool.search.signals import (
     ended_for_now,
     made_on,
@@ -33,6 +34,8 @@ ENDED_FACTOR = 0.6
 # A later memory of a hit's type about the same entities is placed above it when its text
 # score is at least this share of the hit's.
 SAID_AGAIN_SHARE = 0.8
+# ... when one of its entities is mentioned in at most this many memories.
+SAID_AGAIN_MENTIONS = 100
 
 _name_key = lru_cache(maxsize=16384)(normalize_name)
 
@@ -61,17 +64,24 @@ def time_signals(
         return
     if named.past:
         return
-    for docnum, newer in _said_again(hits, times).items():
+    for docnum, newer in _said_again(searcher, hits, times).items():
         hits[docnum].said_again_by = newer
     for docnum, hit in hits.items():
         if ended_for_now(times[docnum]["facts"], today, words):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * ENDED_FACTOR
 
 
-def _said_again(hits: dict[int, Any], times: dict[int, dict[str, Any]]) -> dict[int, list[str]]:
+def _said_again(
+    searcher: Any, hits: dict[int, Any], times: dict[int, dict[str, Any]]
+) -> dict[int, list[str]]:
     """docnum -> ids of the hits that say it again later (a memory of the same type about
     the same entities, matching the query at least SAID_AGAIN_SHARE as well): placed above
-    it, as a replacement is, without lowering it ("everything about Ana" wants both)."""
+    it, as a replacement is, without lowering it ("everything about Ana" wants both).
+
+    Only entities that tell memories apart count: one of them must be mentioned in at
+    most SAID_AGAIN_MENTIONS memories, or an agent that gives every memory the same two
+    entities would have its whole vault put newest first.
+    """
     found = {
         docnum: (
             times[docnum].get("type", ""),
@@ -79,13 +89,17 @@ def _said_again(hits: dict[int, Any], times: dict[int, dict[str, Any]]) -> dict[
             said_on(times[docnum]),
         )
         for docnum, hit in hits.items()
+        if any(
+            doc_frequency(searcher, "entity_keys", f"{_name_key(n)}|{kind}") <= SAID_AGAIN_MENTIONS
+            for n, kind, _ in hit.fields["mentions"]
+        )
     }
     older = said_again(found)
     text = {docnum: hit.parts.get("text", 0.0) for docnum, hit in hits.items()}
     placed = {
         docnum: [
             hits[other].memory_id
-            for other in hits
+            for other in found
             if found[other][:2] == found[docnum][:2]
             and found[other][2] > found[docnum][2]
             and text[other] >= SAID_AGAIN_SHARE * text[docnum]
