@@ -26,15 +26,16 @@ def ranked(
     *,
     explain: bool = False,
     problems: dict[str, dict[str, Any]] | None = None,
+    dense: Any = None,
 ) -> dict[str, Any]:
     """The hits for a query that fit the call's byte budget, with the count of all matches.
 
     problems (path -> the record of a file that did not parse): such a hit is its last good
-    version, and says so."""
+    version, and says so. dense: the vault's DenseIndex, when meaning is on."""
     # Read first: a malformed query is refused before the index is (and before the ledger).
     words = query_words(parse_query(query).text)
     now = datetime.now(UTC)
-    hits, total = index.read(lambda s: ranking.rank(s, query, controls, now, judged))
+    hits, total = index.read(lambda s: ranking.rank(s, query, controls, now, judged, dense))
     selected = results.hit_entries(
         hits,
         controls.maximum_context_bytes,

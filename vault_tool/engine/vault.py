@@ -19,6 +19,7 @@ from vault_tool.core.times import utc_now
 from vault_tool.engine import deletions, history, reads, restoring, syncing
 from vault_tool.engine.intake import Intake, Progress, SyncReport
 from vault_tool.engine.ledger import Ledger
+from vault_tool.engine.meaning import Meaning
 from vault_tool.engine.recovery import Recovery
 from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client
 from vault_tool.errors import Cancelled
@@ -40,6 +41,7 @@ class Vault:
         self._intake = Intake(store, index)
         self._writer = Writer(store, index)
         self._recovery = Recovery(self._intake, index)  # rebuilds the index if it is damaged
+        self.meaning = Meaning(store.config.semantic, index)  # the optional dense signal
         index.behind = lambda: (
             self.catching_up or self._intake.pending or self._recovery.refilling()
         )
@@ -125,7 +127,13 @@ class Vault:
         assert call.query is not None
         judged, problems = self._ledger.judgements(), self.problems()
         result = reads.ranked(
-            self._index, call.query, call.controls, judged, explain=explain, problems=problems
+            self._index,
+            call.query,
+            call.controls,
+            judged,
+            explain=explain,
+            problems=problems,
+            dense=self.meaning.dense(),
         )
         if cancelled and cancelled():
             raise Cancelled("the search was cancelled", hint="nothing was recorded")

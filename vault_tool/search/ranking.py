@@ -1,6 +1,6 @@
 """Turning a query and filters into ranked, budgeted hits.
 
-Score of a hit = (text + entity + feedback + valid_time) x factor, where
+Score of a hit = (text + entity + feedback + valid_time + meaning) x factor, where
 - text is BM25 over every field (title, body, entity names, glosses, facts, tags, weighted
   by repetition in one field); words in most memories are scored for the best candidates
   only;
@@ -14,7 +14,9 @@ Score of a hit = (text + entity + feedback + valid_time) x factor, where
   query asks about now (names no time, is not in the past tense), and x 0.5 when superseded
   by a live memory (which, and the memory replacing that one in turn, is placed above it);
   in a query about now, a later memory of its type about the same entities that matches
-  about as well is placed above it too, without lowering it.
+  about as well is placed above it too, without lowering it;
+- meaning (only with `[search] semantic = true` and the extra) moves each candidate to
+  where the fusion of its rank by words and its rank by meaning puts it (search/fusion.py).
 Each part is kept so `search --explain` can show the whole score. The query's syntax
 (core/query.py) is read first: its filters, phrases and exclusions narrow the candidates
 (search/listing.py), and a query of filters alone lists what they leave, newest first.
@@ -35,6 +37,7 @@ from vault_tool.core.spoken_dates import named_time
 from vault_tool.core.text import gloss_words, normalize_name, query_words
 from vault_tool.core.word_forms import related_forms
 from vault_tool.search import links, stored
+from vault_tool.search.fusion import fuse_meaning
 from vault_tool.search.impacts import add_scores, text_scores, with_forms
 from vault_tool.search.listing import narrowed, newest
 from vault_tool.search.postings import doc_frequency, per_reader, top_scored
@@ -87,10 +90,10 @@ class Hit:
 
     @property
     def score(self) -> float:
-        """The whole score: (text + entity + feedback + valid_time) x factor."""
+        """The whole score: (text + entity + feedback + valid_time + meaning) x factor."""
         p = self.parts
         added = p.get("text", 0.0) + p.get("entity", 0.0) + p.get("feedback", 0.0)
-        return (added + p.get("valid_time", 0.0)) * p.get("factor", 1.0)
+        return (added + p.get("valid_time", 0.0) + p.get("meaning", 0.0)) * p.get("factor", 1.0)
 
 
 def rank(
@@ -99,10 +102,12 @@ def rank(
     controls: Controls,
     now: datetime,
     judgements: list[tuple[str, int, str]] = (),  # type: ignore[assignment]
+    dense: Any = None,
 ) -> tuple[list[Hit], int]:
     """The top hits for a query and how many memories matched it.
 
-    judgements are operators' (memory_id, +1/-1, query) from the ledger's feedback.
+    judgements are operators' (memory_id, +1/-1, query) from the ledger's feedback; dense
+    the vault's DenseIndex when meaning is on (search/fusion.py).
     """
 
     query = parse_query(text)  # its syntax: the words ranked, the rest narrows (core/query.py)
@@ -153,6 +158,8 @@ def rank(
             if hit.memory_id == memory_id:
                 hit.parts["feedback"] = round(FEEDBACK_WEIGHT * signal * best_text, 6)
     time_signals(searcher, hits, named_time(query.text, now.date()), every, now, best_text)
+    if dense is not None:
+        fuse_meaning(dense, query.text, hits, best_text)
     for hit in hits.values():
         if hit.fields.get("pinned"):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR

@@ -92,6 +92,7 @@ class Runtime:
         self.vault: Any = None
         self.watcher: Any = None
         self.syncer: Any = None
+        self.embedder: Any = None  # (engine/meaning.py: only with [search] semantic on)
         self._sync_every = sync_every  # (None: the vault's setting)
         self.audit = AuditLog(root)
         self._open_error: VaultError | None = None
@@ -156,6 +157,7 @@ class Runtime:
                     from vault_tool.server.background_sync import BackgroundSync
 
                     self.syncer = BackgroundSync(self.vault, self.watcher.leading, every).start()
+                self.embedder = self.vault.meaning.worker(self.watcher.leading.is_set)
 
     def index_filled(self) -> bool:
         """Whether a catch-up has filled the index since it was made: until one has, every
@@ -234,6 +236,8 @@ class Runtime:
             self._stopped = True
         if self.syncer is not None:
             self.syncer.stop()
+        if self.embedder is not None:
+            self.embedder.stop()
         if self.watcher is not None:
             self.watcher.stop(timeout=WATCHER_STOP_SECONDS)
             self.watcher = None

