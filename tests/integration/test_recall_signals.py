@@ -176,3 +176,21 @@ def test_entities_every_memory_shares_do_not_put_the_vault_newest_first(vault):
     remember(vault, "Lantern a", "lantern lantern lantern", generic, [old])
     remember(vault, "Lantern b", "lantern lantern", generic)
     assert titles(vault, "lantern")[:2] == ["Lantern a", "Lantern b"]
+
+
+def test_a_name_said_in_full_finds_that_person_not_a_namesake(vault):
+    costa = {"n": "Ana Costa", "kind": "person", "is": "product designer on the growth team"}
+    ruiz = {"n": "Ana Ruiz", "kind": "person", "is": "backend engineer"}
+    rica = {"n": "Costa Rica", "kind": "place", "is": "Costa Rica"}
+    moves = {"subject": "Ana Costa", "predicate": "moves_to", "object": "Ana Costa"}
+    remember(vault, "Moving north", "Ana Costa moves to Bologna.", [costa], [moves])
+    # The namesake's memory holds every word of the query, and more often: the words alone
+    # would put it first.
+    remember(
+        vault,
+        "Ana's move to Costa Rica",
+        "Ana Ruiz: the move to Costa Rica, the big move, Ana moves.",
+        [ruiz, rica],
+        [{"subject": "Ana Ruiz", "predicate": "moves_to", "object": "Costa Rica"}],
+    )
+    assert titles(vault, "where does Ana Costa move")[0] == "Moving north"

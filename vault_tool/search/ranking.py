@@ -5,7 +5,8 @@ Score of a hit = (text + entity + feedback + valid_time + meaning) x factor, whe
   by repetition in one field); words in most memories are scored for the best candidates
   only;
 - entity is a bonus when the query matches the gloss of an entity the memory mentions,
-  even when this memory glosses it more briefly, or the title of a note it links to;
+  even when this memory glosses it more briefly, or the title of a note it links to, or
+  names in full an entity it mentions ("Ana Costa", not her namesake Ana Ruiz);
 - feedback is a bounded boost (or penalty) from operators' judgements of similar queries;
 - text also counts related forms of the query's words (owner for owns) at FORM_WEIGHT;
 - valid_time is a boost when the query names a time (a date, "last week", "in May") and a
@@ -25,6 +26,7 @@ Each part is kept so `search --explain` can show the whole score. The query's sy
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -52,6 +54,8 @@ COMMON_MINIMUM = 1000
 RESCORED_SHARE = 4
 # A related form of a query word (owner for own) scores this share of the word itself.
 FORM_WEIGHT = 0.6
+# A hit mentioning an entity the query names in full gets this share of the best text score.
+NAME_WEIGHT = 0.15
 # At most this many entities whose glosses match the query give a bonus.
 MATCHED_ENTITIES = 3
 # Memories the text did not match are added for an entity mentioned in at most this many.
@@ -151,6 +155,8 @@ def rank(
             hit = hits[docnum] = _hit(stored.Stored.of(searcher, docnum), {"text": 0.0})
             total += 1
         hit.parts["entity"] = round(bonus * best_text * ENTITY_WEIGHT, 6)
+    for hit in _named(query.text, hits):
+        hit.parts["entity"] = max(hit.parts.get("entity", 0.0), round(NAME_WEIGHT * best_text, 6))
     # All the query's words, not only the distinctive ones: the judged queries are compared
     # the same way, whatever the size of the vault.
     for memory_id, signal in feedback_signals(judgements, every).items():
@@ -207,6 +213,29 @@ def _distinctive(searcher: Any, field_name: str, words: list[str]) -> list[str]:
     limit = max(COMMON_SHARE * searcher.doc_count(), COMMON_MINIMUM)
     rare = [w for w, df in present.items() if df <= limit]
     return rare or sorted(present, key=present.__getitem__)[:1]
+
+
+def _named(text: str, hits: dict[int, Hit]) -> list[Hit]:
+    """The hits that mention an entity the query names in full (a name of two words or
+    more: "Ana Costa", not the "Ana" that Ana Ruiz's memories share)."""
+    said = f" {_words_of(text)} "
+    return [
+        hit
+        for hit in hits.values()
+        if any(
+            " " in key and f" {key} " in said
+            for key in (_words_of(name) for name, _, _ in hit.fields["mentions"])
+        )
+    ]
+
+
+@lru_cache(maxsize=16384)
+def _words_of(name: str) -> str:
+    """A name or query as its folded words, one space apart: "Ana Costa's" -> "ana costa s"."""
+    return " ".join(_WORD.findall(normalize_name(name)))
+
+
+_WORD = re.compile(r"\w+")
 
 
 def _related_forms(searcher: Any, every: list[str]) -> dict[str, list[str]]:
