@@ -211,6 +211,23 @@ def test_a_clean_vault_with_only_a_warning_needs_attention(vault_path, filled):
     assert report.to_dict()["verdict"] == "needs attention"
 
 
+def test_semantic_on_is_known_and_without_the_extra_it_says_how_to_fix(
+    vault_path, filled, monkeypatch
+):
+    from vault_tool.search import dense
+
+    config = vault_path / ".vault" / "config.toml"
+    config.write_text(config.read_text().replace("semantic = false", "semantic = true"))
+    if dense.available():
+        found = check(doctor(vault_path), "config")
+        assert found.status == "ok" and "semantic on" in found.summary
+    # (the extra's presence is a package lookup: made to say "absent" for this one check)
+    monkeypatch.setattr(dense, "available", lambda: False)
+    found = check(doctor(vault_path), "config")
+    assert found.status == "warn" and "not installed" in found.summary
+    assert "vault-tool[semantic]" in found.fix
+
+
 def test_an_uncommitted_move_is_one_row_paired_by_id(vault_path, filled):
     old = filled[0]["path"]
     new = str(Path(old).with_name("renamed.md"))

@@ -99,6 +99,7 @@ def _check_config(checkup: Checkup) -> Check:
         "watch": {"auto_commit", "debounce_ms"},
         "write": {"lock_timeout_seconds"},
         "sync": {"every"},
+        "search": {"semantic"},
     }
     unknown = []
     for table, values in data.items():
@@ -121,6 +122,17 @@ def _check_config(checkup: Checkup) -> Check:
         f"{path}: auto_commit {str(settings.auto_commit).lower()}, debounce "
         f"{settings.debounce_ms} ms, lock timeout {settings.lock_timeout_seconds:g} s"
     )
+    if settings.semantic:
+        from vault_tool.search import dense
+
+        summary += ", semantic on"
+        if not dense.available():
+            return Check(
+                "config",
+                "warn",
+                f"{summary}, but the semantic extra is not installed: search ranks by words",
+                fix="pip install 'vault-tool[semantic]', or set [search] semantic = false",
+            )
     if unknown:
         return Check(
             "config",
