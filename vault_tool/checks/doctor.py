@@ -126,6 +126,10 @@ def _check_config(checkup: Checkup) -> Check:
         from vault_tool.search import dense
 
         summary += ", semantic on"
+        if dense.available() and checkup.index is not None:
+            have = len(dense.DenseIndex.open(checkup.index.dir))
+            summary += f" ({have} of {checkup.index.count()} memories embedded; a server embeds"
+            summary += " the rest in the background, searching by words until then)"
         if not dense.available():
             return Check(
                 "config",
