@@ -81,6 +81,17 @@ def doctor(checkup: Checkup, progress: Progress | None = None) -> DoctorReport:
     return DoctorReport(checks)
 
 
+# Every setting a vault's config.toml may hold (storage/config.py reads them; a test keeps
+# this equal to the settings a new vault's file names).
+KNOWN_SETTINGS = {
+    "vault": {"schema_version"},
+    "watch": {"auto_commit", "debounce_ms"},
+    "write": {"lock_timeout_seconds"},
+    "sync": {"every"},
+    "search": {"semantic"},
+}
+
+
 def _check_config(checkup: Checkup) -> Check:
     path = config_module.CONFIG_PATH
     if checkup.config_problem is not None:
@@ -94,19 +105,12 @@ def _check_config(checkup: Checkup) -> Check:
         data = tomllib.loads((checkup.root / path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return Check("config", "ok", f"no {path}: the defaults apply")
-    known = {
-        "vault": {"schema_version"},
-        "watch": {"auto_commit", "debounce_ms"},
-        "write": {"lock_timeout_seconds"},
-        "sync": {"every"},
-        "search": {"semantic"},
-    }
     unknown = []
     for table, values in data.items():
-        if table not in known:
+        if table not in KNOWN_SETTINGS:
             unknown.append(f"[{table}]")
         elif isinstance(values, dict):
-            unknown += [f"[{table}] {key}" for key in values if key not in known[table]]
+            unknown += [f"[{table}] {key}" for key in values if key not in KNOWN_SETTINGS[table]]
     vault_table = data.get("vault") if isinstance(data.get("vault"), dict) else {}
     version = vault_table.get("schema_version", config_module.SCHEMA_VERSION)
     if version != config_module.SCHEMA_VERSION:
