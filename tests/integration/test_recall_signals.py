@@ -194,3 +194,13 @@ def test_a_name_said_in_full_finds_that_person_not_a_namesake(vault):
         [{"subject": "Ana Ruiz", "predicate": "moves_to", "object": "Costa Rica"}],
     )
     assert titles(vault, "where does Ana Costa move")[0] == "Moving north"
+
+
+def test_a_query_found_only_by_a_related_form_of_its_word(vault):
+    # "owner" is in no memory; "owns" is: the form alone finds it (and nothing divides by
+    # the zero words the vault holds of the query).
+    service = {"n": "billing service", "kind": "service", "is": "issues invoices"}
+    fact = {"subject": "Ana", "predicate": "owns", "object": "billing service"}
+    remember(vault, "Ana and billing", "She took it over.", [PERSON, service], [fact])
+    assert titles(vault, "owner") == ["Ana and billing"]
+    assert titles(vault, "ownership") == ["Ana and billing"]

@@ -273,6 +273,8 @@ def _entity_bonus(
     searcher: Any, words: list[str], allow: set | None, hidden: set | None, hits: dict[int, Hit]
 ) -> dict[int, float]:
     """docnum -> share of the query words that a gloss of an entity it mentions matches."""
+    if not words:  # (found only by related forms of its words: no word to share)
+        return {}
 
     wanted = set(words)
     # Words in most glosses ("team", "service") barely tell entities apart but make this
