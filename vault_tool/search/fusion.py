@@ -19,8 +19,8 @@ WEIGHT = 0.75
 
 def fuse_meaning(dense: Any, query: str, hits: dict[int, Any], best_text: float) -> None:
     """Give each hit a `meaning` part that puts it where the fused rank does, on the scale
-    of its text score (the best fused hit scores the best lexical score), so the factors
-    applied after (pinned, ended, superseded) act as they do without it."""
+    of its text score (the best fused hit scores the best lexical score), so what ranking
+    applies after it (valid time, ended facts, pinned, superseded) acts as without it."""
     if not hits:
         return
     ids = [hit.memory_id for hit in hits.values()]

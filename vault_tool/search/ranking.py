@@ -163,9 +163,9 @@ def rank(
         for hit in hits.values():
             if hit.memory_id == memory_id:
                 hit.parts["feedback"] = round(FEEDBACK_WEIGHT * signal * best_text, 6)
-    time_signals(searcher, hits, named_time(query.text, now.date()), every, now, best_text)
     if dense is not None:
         fuse_meaning(dense, query.text, hits, best_text)
+    time_signals(searcher, hits, named_time(query.text, now.date()), every, now, best_text)
     for hit in hits.values():
         if hit.fields.get("pinned"):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR
