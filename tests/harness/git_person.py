@@ -214,13 +214,27 @@ class GitPerson(Hands):
             merged = self.git("merge", "-q", "--no-edit", branch, check=False)
             if merged.returncode == 0:
                 return
-            if self.in_progress():
-                self.git("merge", "--abort", check=False)
+            self._abort_merge(name)
             if not (lost_a_lock_race(merged) or raced_a_write(merged)):
                 break
             self.count("git_person_write_race_retries")
             time.sleep(0.1)
         raise RuntimeError(f"{name}: git merge {branch} failed: {out(merged)}")
+
+    def _abort_merge(self, name: str) -> None:
+        """`git merge --abort` until no merge is left in progress: the abort can lose a race
+        with a write too (a file the tool wrote meanwhile), and a merge left behind would
+        make every next merge fail ("You have not concluded your merge") and the vault
+        refuse writes."""
+        for _ in range(LOCK_RETRIES):
+            if self.in_progress() != "merge":
+                return
+            aborted = self.git("merge", "--abort", check=False)
+            if aborted.returncode != 0:
+                self.count("git_person_write_race_retries")
+                time.sleep(0.1)
+        if self.in_progress() == "merge":
+            raise RuntimeError(f"{name}: git merge --abort left the merge in progress")
 
     def checkout(self) -> None:
         """`git checkout <old sha>` (HEAD detached, the folder as it was), a pause, `git
