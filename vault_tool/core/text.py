@@ -88,6 +88,11 @@ def normalize_name(name: str) -> str:
     return " ".join("".join(c for c in folded if not unicodedata.combining(c)).split())
 
 
+# normalize_name, cached: ranking compares every mention of every candidate, query after
+# query.
+name_key = lru_cache(maxsize=16384)(normalize_name)
+
+
 def gloss_words(gloss: str) -> frozenset[str]:
     """The content words of a gloss, stemmed and accent-folded (stop words dropped)."""
     return _gloss_words(gloss)

@@ -36,7 +36,7 @@ from vault_tool.core.calls import Controls
 from vault_tool.core.entities import compatible
 from vault_tool.core.query import parse_query
 from vault_tool.core.spoken_dates import named_time
-from vault_tool.core.text import gloss_words, normalize_name, query_words
+from vault_tool.core.text import gloss_words, name_key, normalize_name, query_words
 from vault_tool.core.word_forms import related_forms
 from vault_tool.search import links, stored
 from vault_tool.search.fusion import fuse_meaning
@@ -265,10 +265,6 @@ def _best_unfiltered(searcher: Any, words: list[str], hidden: set | None, n: int
     return dict(top_scored(searcher, text_scores(searcher, "all", words, None, hidden), n))
 
 
-# normalize_name, cached: the entity bonus compares every mention of every candidate.
-_name_key = lru_cache(maxsize=16384)(normalize_name)
-
-
 def _entity_bonus(
     searcher: Any, words: list[str], allow: set | None, hidden: set | None, hits: dict[int, Hit]
 ) -> dict[int, float]:
@@ -292,7 +288,7 @@ def _entity_bonus(
             # what the gloss adds (Ana *the designer*).
             extra = (gloss_words(gloss) - gloss_words(name)) & wanted
             strength = len(extra) / len(wanted)
-            key = (_name_key(name), kind)
+            key = (name_key(name), kind)
             if strength > matched.get(key, ("", 0.0))[1]:
                 matched[key] = (gloss, strength)
     strongest = sorted(matched.items(), key=lambda item: -item[1][1])[:MATCHED_ENTITIES]
@@ -312,7 +308,7 @@ def _entity_bonus(
 
 def _mentions_as(mentions: list[list[str]], name: str, kind: str, gloss: str) -> bool:
     """Whether mentions name the entity (by its name key and kind) with a compatible gloss."""
-    return any(_name_key(n) == name and k == kind and compatible(g, gloss) for n, k, g in mentions)
+    return any(name_key(n) == name and k == kind and compatible(g, gloss) for n, k, g in mentions)
 
 
 def _mentioning_as(searcher: Any, name: str, kind: str, gloss: str) -> list[int]:

@@ -9,11 +9,10 @@ writes into a hit's parts (ranking.Hit) so `search --explain` shows it.
 from __future__ import annotations
 
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from vault_tool.core.spoken_dates import NamedTime
-from vault_tool.core.text import normalize_name
+from vault_tool.core.text import name_key
 from vault_tool.search import stored
 from vault_tool.search.postings import doc_frequency
 from vault_tool.search.signals import (
@@ -36,8 +35,6 @@ ENDED_FACTOR = 0.6
 SAID_AGAIN_SHARE = 0.8
 # ... when one of its entities is mentioned in at most this many memories.
 SAID_AGAIN_MENTIONS = 100
-
-_name_key = lru_cache(maxsize=16384)(normalize_name)
 
 
 def time_signals(
@@ -85,12 +82,12 @@ def _said_again(
     found = {
         docnum: (
             times[docnum].get("type", ""),
-            frozenset(_name_key(n) for n, _, _ in hit.fields["mentions"]),
+            frozenset(name_key(n) for n, _, _ in hit.fields["mentions"]),
             said_on(times[docnum]),
         )
         for docnum, hit in hits.items()
         if any(
-            doc_frequency(searcher, "entity_keys", f"{_name_key(n)}|{kind}") <= SAID_AGAIN_MENTIONS
+            doc_frequency(searcher, "entity_keys", f"{name_key(n)}|{kind}") <= SAID_AGAIN_MENTIONS
             for n, kind, _ in hit.fields["mentions"]
         )
     }
