@@ -18,7 +18,7 @@ import pytest
 from tests.harness import crash
 from tests.helpers import create_args, git
 from vault_tool.engine.vault import Vault
-from vault_tool.errors import VaultBusy
+from vault_tool.errors import VaultBusy, VaultUnavailable
 from vault_tool.storage.git import blob_sha
 from vault_tool.storage.store import Store
 
@@ -181,10 +181,7 @@ def test_a_hand_edit_is_committed_as_checked_even_if_saved_again_mid_commit(
     assert git(vault_path, "log", "--format=%s").count("Hand edit") == 1
 
 
-def test_a_failed_repair_leaves_no_git_helper_running(vault_path: Path):
-    config = vault_path / ".vault" / "config.toml"
-    config.write_text(config.read_text().replace("= 30", "= 1"))
-    git(vault_path, "commit", "-q", "-m", "Shorter lock timeout", "--", ".vault/config.toml")
+def _interrupted_write(vault_path: Path) -> None:
     data = b"# Renamed before the crash\n\nNot committed yet.\n"
     (vault_path / "notes").mkdir()
     (vault_path / "notes" / "x.md").write_bytes(data)
@@ -194,6 +191,26 @@ def test_a_failed_repair_leaves_no_git_helper_running(vault_path: Path):
         '{"message": "Create note: x", "entries": [{"path": "notes/x.md", '
         f'"tmp": "notes/.x.md.vault-tmp-0", "blob": "{blob_sha(data)}", "title": "x"}}]}}'
     )
+
+
+def test_a_failed_repair_leaves_no_git_helper_running(vault_path: Path):
+    _interrupted_write(vault_path)
+    index = vault_path / ".git" / "index"
+    index.write_bytes(index.read_bytes()[:-7])  # damaged: the open cannot repair, and fails
+    with pytest.raises(VaultUnavailable):
+        Store.open(vault_path)
+    assert _git_children() == []
+    index.unlink()
+    git(vault_path, "reset", "-q")
+    Store.open(vault_path).close()
+    assert git(vault_path, "log", "-1", "--format=%s").startswith("Repair: commit interrupted")
+
+
+def test_a_repair_git_cannot_make_yet_waits_for_the_next_open(vault_path: Path):
+    config = vault_path / ".vault" / "config.toml"
+    config.write_text(config.read_text().replace("= 30", "= 1"))
+    git(vault_path, "commit", "-q", "-m", "Shorter lock timeout", "--", ".vault/config.toml")
+    _interrupted_write(vault_path)
     (vault_path / ".git" / "HEAD.lock").write_bytes(b"")
     owner = subprocess.Popen(
         ["git", "hash-object", "--stdin"],
@@ -202,11 +219,11 @@ def test_a_failed_repair_leaves_no_git_helper_running(vault_path: Path):
         stdout=subprocess.DEVNULL,
     )
     try:
-        with pytest.raises(VaultBusy):
-            Store.open(vault_path)
+        Store.open(vault_path).close()  # (git's lock is held: the repair waits)
         assert [c for pid, c in _git_children() if pid != owner.pid] == []
     finally:
         owner.communicate(b"")
+    assert "Repair" not in git(vault_path, "log", "-1", "--format=%s")
     (vault_path / ".git" / "HEAD.lock").unlink()
     Store.open(vault_path).close()
     assert git(vault_path, "log", "-1", "--format=%s").startswith("Repair: commit interrupted")

@@ -66,7 +66,8 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     ),
     "repair": (
         "Repair: commit interrupted write of {what}",
-        "opening a vault finishes a write a crash cut short ({what}: its title, or "
+        "opening a vault (while git is busy: the first write once it is free) finishes a "
+        "write a crash cut short ({what}: its title, or "
         "{memories}); the body and trailers are the interrupted write's",
     ),
 }

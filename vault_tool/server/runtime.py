@@ -114,10 +114,10 @@ class Runtime:
         try:
             self.vault = Vault.open(self.root, client="mcp", catch_up=False)
         except VaultBusy as problem:
-            # git is busy (a checkout, a merge): the next call tries again, so said once.
+            # The vault is busy (its lock held, the index locked): the next call tries again.
             self._open_error = problem
             if not again:
-                log.warning("cannot open the vault while git is busy; will retry: %s", problem)
+                log.warning("cannot open the vault yet; will retry: %s", problem)
             return
         except VaultError as problem:
             # Keep serving: every call then says what is wrong with the vault and how to fix it.
@@ -167,9 +167,10 @@ class Runtime:
         return self.vault is not None and (self.vault.places.index / HEAD_RECORD).exists()
 
     def _open_again(self) -> None:
-        """Open the vault now if git was busy when the server started (a checkout, a merge,
-        with a write to repair): git may be free by now, and the server must not refuse every
-        call for the rest of its life. Refused again while it is still busy."""
+        """Open the vault now if it was busy when the server started (another writer held
+        its lock past the timeout, the index was locked): it may be free by now, and the
+        server must not refuse every call for the rest of its life. Refused again while it
+        is still busy."""
         with self._opening:
             if self.vault is None:
                 self.open(again=True)

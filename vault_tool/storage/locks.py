@@ -56,6 +56,11 @@ class WriteLock:
                 return True
             os.close(fd)  # removed or replaced while we waited for it: lock the one there now
 
+    @property
+    def first_taken(self) -> bool:
+        """Whether the lock is held and not re-entered (its holder's outermost taking)."""
+        return self._depth == 1
+
     def release(self) -> None:
         """Let the lock go (the outermost release of a re-entered lock)."""
         self._depth -= 1

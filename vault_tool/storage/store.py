@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
 import os
 import threading
@@ -21,19 +20,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vault_tool.core import stages
-from vault_tool.core.changelog import memories, subject
+from vault_tool.core.changelog import subject
 from vault_tool.core.ids import is_memory_path
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
-from vault_tool.storage import adopt, merge_setup, remote, versions
+from vault_tool.storage import adopt, merge_setup, versions
 from vault_tool.storage import config as config_module
 from vault_tool.storage.changes import (
     UNCHECKED,
-    UNDO_SUFFIX,
     Change,
     Placing,
     failure,
-    finish_undo,
-    is_undo_journal,
     refuse_secrets,
 )
 from vault_tool.storage.commits import Committer, Snapshot
@@ -48,6 +44,7 @@ from vault_tool.storage.git import (
     open_repo,
 )
 from vault_tool.storage.locks import WriteLock
+from vault_tool.storage.repair import Repairs
 from vault_tool.storage.repo_state import NestedFolders
 
 log = logging.getLogger(__name__)
@@ -92,7 +89,8 @@ class Store:
         self.diff = repo.diff
         self.commit_exists = repo.commit_exists
         self.git_environment = repo.repo.git.environment  # (the identity fallback, if any)
-        self._journal_dir = self.run_dir / "journal"
+        self.repairs = Repairs(self)  # (repair.py: what crashed writers left)
+        self._journal_dir = self.repairs.journal_dir
         # In git's own folder, which `git clean -xfd` never removes (it does remove .vault/run).
         self.write_lock_path = Path(repo.git_dir) / "vault-tool" / "write.lock"
         self._lock = WriteLock(self.write_lock_path)
@@ -115,14 +113,10 @@ class Store:
         store.repo.use_identity_fallback_if_needed()
         with contextlib.suppress(OSError, VaultError):  # (doctor says when it is missing)
             merge_setup.register(store.git, store.repo.git_dir, root)
-        journals = store._journal_dir.is_dir() and any(store._journal_dir.iterdir())
-        syncing = (store.repo.git_dir / remote.SYNC_MERGE_MARKER).exists()
-        if repair and (journals or syncing or store.commits.index_behind()):
+        if repair and store.repairs.look():
             try:
-                with store.write_lock():  # (a live sync holds it while its marker is there)
-                    remote.abort_interrupted(root, store.repo.git_dir)
-                    store.commits.bring_index_up()
-                    store.repair()
+                with store.write_lock():  # repairs (a live sync holds it while its marker is there)
+                    pass
             except BaseException:
                 store.close()  # or git's helper processes outlive the failed open
                 raise
@@ -187,7 +181,8 @@ class Store:
                 if not self._lock.acquire(timeout=wait):
                     raise busy
             try:
-                self._finish_failed_undos()  # before anyone reads a failed write's bytes
+                if self._lock.first_taken:  # (not in the middle of the holder's work)
+                    self.repairs.run()  # before anyone reads a crashed or failed write's bytes
                 yield
             finally:
                 self._lock.release()
@@ -321,75 +316,3 @@ class Store:
         if not changed:
             return None
         return self.commits.commit(changed, message, snapshot=snapshot)
-
-    def repair(self) -> list[str]:
-        """Finish or discard what crashed writers left; returns the shas of repair commits.
-
-        A write whose files all reached the disk is committed, one cut short is undone
-        whole from its kept old versions (never committed in part); temp files are removed;
-        a file holding neither version was edited by a person and is left alone. Failed
-        undos are finished by write_lock(). The caller holds write_lock().
-        """
-        made = []
-        for journal in sorted(self._journal_dir.glob("*.json")):
-            if is_undo_journal(journal):
-                continue  # its undo failed again (write_lock): the next write tries again
-            try:
-                record = json.loads(journal.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                # The crash hit while the journal itself was written: no file was touched yet.
-                journal.unlink(missing_ok=True)
-                continue
-            entries = record["entries"]
-            done = [self._holds(entry["path"], entry["blob"]) for entry in entries]
-            if not all(done) and all(entry.get("keep") for entry in entries):
-                # A write of several files cut short: undone whole, never committed in part.
-                finish_undo(self.root, record, self.read_bytes)
-                journal.unlink(missing_ok=True)
-                continue
-            to_commit, titles = [], []
-            for entry, holds in zip(entries, done, strict=True):
-                (self.root / entry["tmp"]).unlink(missing_ok=True)
-                if entry.get("keep"):
-                    (self.root / entry["keep"]).unlink(missing_ok=True)
-                if holds and self.head_blob(entry["path"]) != entry["blob"]:
-                    to_commit.append(entry["path"])
-                    titles.append(entry["title"] or entry["path"])
-            if to_commit:
-                what = titles[0] if len(titles) == 1 else memories(len(titles))
-                trailers = (
-                    record["message"].split("\n\n", 1)[1] if "\n\n" in record["message"] else ""
-                )
-                message = f"{subject('repair', what=what)}\n\n{trailers}"
-                sha = self.commit_paths(to_commit, message)
-                if sha:
-                    made.append(sha)
-                    log.warning("repaired an interrupted write: %s (%s)", what, sha[:10])
-            journal.unlink(missing_ok=True)
-        return made
-
-    def _holds(self, relpath: str, blob: str | None) -> bool:
-        """Whether the file at relpath has this blob (None: there is no file)."""
-        data = self.read_bytes(relpath)
-        return (blob_sha(data) if data is not None else None) == blob
-
-    def _finish_failed_undos(self) -> set[str]:
-        """Undo what failed writes could not undo themselves (their undo journals), under
-        the write lock; the paths put back. Tried again at every write_lock() until it works."""
-        undone: set[str] = set()
-        for journal in sorted(self._journal_dir.glob(f"*{UNDO_SUFFIX}")):
-            try:
-                record = json.loads(journal.read_text(encoding="utf-8"))
-                finish_undo(self.root, record, self.read_bytes)
-            except ValueError:
-                journal.unlink(missing_ok=True)
-                continue
-            except OSError as problem:
-                log.warning("could not finish undoing a failed write yet: %s", problem)
-                continue
-            paths = [entry["path"] for entry in record["entries"]]
-            with contextlib.suppress(VaultError):
-                self.git("reset", "--quiet", "--", *paths)
-            journal.unlink(missing_ok=True)
-            undone.update(paths)
-        return undone
