@@ -226,6 +226,7 @@ class GitPerson(Hands):
         with a write too (a file the tool wrote meanwhile), and a merge left behind would
         make every next merge fail ("You have not concluded your merge") and the vault
         refuse writes."""
+        aborted = None
         for _ in range(LOCK_RETRIES):
             if self.in_progress() != "merge":
                 return
@@ -234,7 +235,11 @@ class GitPerson(Hands):
                 self.count("git_person_write_race_retries")
                 time.sleep(0.1)
         if self.in_progress() == "merge":
-            raise RuntimeError(f"{name}: git merge --abort left the merge in progress")
+            status = self.git("status", "--porcelain", "--untracked-files=all", check=False)
+            raise RuntimeError(
+                f"{name}: git merge --abort left the merge in progress: {out(aborted)}; "
+                f"status: {out(status)}"
+            )
 
     def checkout(self) -> None:
         """`git checkout <old sha>` (HEAD detached, the folder as it was), a pause, `git

@@ -1,5 +1,6 @@
-"""A write's git objects (blob, trees, commit) are written in-process, as git writes them:
-two git processes per write (update-ref, update-index) instead of five. Where git would
+"""A write's git objects (blob, trees, commit) are written in-process, as git writes them,
+and its branch moved in-process (test_branch_in_process.py): one git process per write
+(update-index) instead of five. Where git would
 store something else (attributes that convert files, signing, a shared repository, a
 date from the environment) the command that does it runs, as before. Real repositories,
 real git, every object checked by git itself."""
@@ -49,7 +50,7 @@ def update_of(made: dict, body: str) -> dict:
     }
 
 
-def test_a_create_and_an_update_run_two_git_processes_and_git_finds_every_object_sound(
+def test_a_create_and_an_update_run_one_git_process_and_git_finds_every_object_sound(
     vault: Vault,
 ):
     vault.remember(create_args("Warm up"))  # (the first write reads git's settings once)
@@ -57,9 +58,9 @@ def test_a_create_and_an_update_run_two_git_processes_and_git_finds_every_object
         made = vault.remember(create_args())
     with git_commands(vault) as updated:
         vault.remember(update_of(made, "The second version."))
-    assert created == ["update-ref", "update-index"]
+    assert created == ["update-index"]
     # The version an update checks against is the commit this process made: no `git log`.
-    assert updated == ["update-ref", "update-index"]
+    assert updated == ["update-index"]
     root = vault.root
     assert git(root, "fsck", "--strict", "--full", "--no-progress", "--no-dangling") == ""
     assert git(root, "status", "--porcelain") == ""
@@ -124,7 +125,7 @@ def _with_filter(root: Path) -> None:
 @pytest.mark.parametrize(
     ("setting", "falls_back_to"),
     [
-        ("filter", ["hash-object", "update-ref", "update-index"]),
+        ("filter", ["hash-object", "update-index"]),
         ("shared", ["hash-object", "mktree", "commit-tree", "update-ref", "update-index"]),
         ("date", ["commit-tree", "update-ref", "update-index"]),
     ],

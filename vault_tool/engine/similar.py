@@ -2,9 +2,9 @@
 content. A create still goes through (two memories may share a title), but it names them,
 so an agent can update the one it meant instead of piling up copies.
 
-Cheap by design: one bounded search of what the index already holds (its ranked words and
-stored content), never a file read. A memory that shares neither words of the title nor of
-the opening with the new one is not looked for.
+Cheap by design: one bounded search of what the index already holds, by words alone (its
+ranked words and stored content), never a file read. A memory that shares neither words of
+the title nor of the opening with the new one is not looked for.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from vault_tool.core import stages
-from vault_tool.core.calls import Controls
 from vault_tool.search import ranking
 from vault_tool.search.index import Index
 
@@ -71,9 +70,7 @@ def similar(
 def _searched(index: Index, title: str, content: str) -> list[ranking.Hit]:
     query = " ".join(list(dict.fromkeys(_WORD.findall(f"{title} {content}")))[:QUERY_WORDS])
     now = datetime.now(UTC)
-    controls = Controls(top_k=SEARCHED)
-    hits, _ = index.read(lambda searcher: ranking.rank(searcher, query, controls, now, []))
-    return hits
+    return index.read(lambda searcher: ranking.by_words(searcher, query, SEARCHED, now))
 
 
 def _same_title(one: str, other: str) -> bool:

@@ -173,6 +173,20 @@ def rank(
     return _loaded(_place_superseded(searcher, ordered, hidden)[: controls.top_k]), total
 
 
+def by_words(searcher: Any, text: str, n: int, now: datetime) -> list[Hit]:
+    """The n best memories by their words alone, without the entity, link, time, feedback
+    and meaning signals: what a check for a memory a new one repeats needs (engine/
+    similar.py), at a fraction of a search's cost."""
+    every = query_words(text)
+    words = distinctive_words(searcher, every)
+    if not words:
+        return []
+    _, hidden = narrowed(searcher, Controls(top_k=n), parse_query(""), now)
+    scores = text_scores(searcher, "all", words, None, hidden)
+    top = _best_by_text(searcher, scores, [w for w in every if w not in words], n)
+    return _loaded([_hit(stored.Stored.of(searcher, d), {"text": s}) for d, s in top])
+
+
 def _loaded(chosen: list[Hit]) -> list[Hit]:
     """chosen, their stored fields read while the searcher is open: callers use them after."""
     for hit in chosen:

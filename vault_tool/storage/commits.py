@@ -23,6 +23,7 @@ from typing import Any
 
 from vault_tool.core import stages
 from vault_tool.errors import InvalidInput, VaultError
+from vault_tool.storage import refs
 from vault_tool.storage.git import STALE_LOCK_SECONDS, Git
 from vault_tool.storage.git_settings import GitSettings
 from vault_tool.storage.index_lock import index_locked, note_pending
@@ -146,9 +147,7 @@ class Committer:
 
     def _plumbing_allowed(self) -> bool:
         """Whether a write may skip `git commit`: only when git would run no commit hook."""
-        hooks = Path(os.path.expanduser(self.settings.get("core.hookspath", ".git/hooks")))
-        folder = hooks if hooks.is_absolute() else self.root / hooks
-        return not any(os.access(folder / name, os.X_OK) for name in COMMIT_HOOKS)
+        return not any(os.access(self.settings.hooks() / name, os.X_OK) for name in COMMIT_HOOKS)
 
     def _present(self, path: str, snapshot: Snapshot | None) -> bool:
         """Whether the commit has bytes for path (else it removes the path)."""
@@ -284,10 +283,7 @@ class Committer:
             branch = self.guard.require_idle_branch()
             self.objects.flush()  # (every object on disk before the branch names them)
             try:
-                self.repo.run(
-                    "update-ref", "-m", f"commit: {subject}", f"refs/heads/{branch}", sha,
-                    parent, retry_moved_head=False,
-                )  # fmt: skip
+                self._move_branch(branch, sha, parent, f"commit: {subject}")
                 self.repo.trees.keep_commit(sha, root)
                 self.own.committed(parent, sha, changes, self._changed(old_root, changes))
                 return sha
@@ -295,6 +291,16 @@ class Committer:
                 if self.repo.head_or_none() == parent or attempt == HEAD_RACE_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")
+
+    def _move_branch(self, branch: str, sha: str, parent: str, message: str) -> None:
+        """`git update-ref -m message refs/heads/<branch> sha parent`, in-process where that
+        is exactly what git does (refs.py)."""
+        if self.settings.refs_in_process():
+            ident, when = self.settings.identity()[1], git_time(time.time())
+            if refs.move_branch(self.repo.git_dir, branch, sha, parent, ident, when, message):
+                return
+        ref = f"refs/heads/{branch}"
+        self.repo.run("update-ref", "-m", message, ref, sha, parent, retry_moved_head=False)
 
     def _changed(self, old_root: bytes | None, changes: dict[str, str | None]) -> set[str]:
         """The paths whose entry differs from the parent's (what `git log -- path` counts)."""

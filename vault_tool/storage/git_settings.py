@@ -5,8 +5,9 @@ where that gives exactly what git would store: no commit hooks (they run only un
 `git commit`), no signing or commit encoding (commit-tree does those), no shared
 repository (git sets object permissions for the group), no date from the environment, and
 for blobs no attribute that converts a file on its way into git (a filter, end-of-line
-conversion, ident, a working-tree encoding). Otherwise the command that does it runs, as
-before. The settings are read with one `git config`, and again only when a config file
+conversion, ident, a working-tree encoding); the branch is moved in-process where
+refs.py says that is what `git update-ref` would do. Otherwise the command that does it
+runs, as before. The settings are read with one `git config`, and again only when a config file
 changed (a stat of each per commit); the identity with `git var`, likewise.
 """
 
@@ -17,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.errors import VaultError
+from vault_tool.storage import refs
 
 KEYS = (
     r"^(commit\.gpgsign|core\.hookspath|i18n\.commitencoding|core\.sharedrepository"
-    r"|core\.autocrlf|core\.attributesfile)$"
+    r"|core\.autocrlf|core\.attributesfile|extensions\.refstorage|core\.logallrefupdates)$"
 )
 # Attributes that change nothing of what `git add` stores; any other is a conversion (or
 # unknown) and leaves the blob to git. `binary` is -diff -merge -text.
@@ -49,6 +51,11 @@ class GitSettings:
             self._stamp = stamp
         return self._values.get(key, default) or default
 
+    def hooks(self) -> Path:
+        """The folder of git's hooks (core.hooksPath, else .git/hooks)."""
+        hooks = Path(os.path.expanduser(self.get("core.hookspath", ".git/hooks")))
+        return hooks if hooks.is_absolute() else self.root / hooks
+
     def signs(self) -> bool:
         return self.get("commit.gpgsign", "false").lower() in _TRUE
 
@@ -57,14 +64,24 @@ class GitSettings:
         group's permissions."""
         return self.get("core.sharedrepository", "false").lower() in ("false", "umask", "0", "no")
 
+    def refs_in_process(self) -> bool:
+        """Whether the branch may be moved here rather than by `git update-ref` (refs.py)."""
+        if not self.objects_in_process() or self._dated():  # (the reflog has the date)
+            return False
+        return refs.in_process(self.repo.git_dir, self.get, self.hooks())
+
     def commit_in_process(self, author_date: str | None) -> bool:
         """Whether the commit object may be written here rather than by `git commit-tree`."""
         if author_date or self.signs() or not self.objects_in_process():
             return False
         if self.get("i18n.commitencoding", "utf-8").lower().replace("-", "") != "utf8":
             return False
+        return not self._dated()
+
+    def _dated(self) -> bool:
+        """Whether the environment gives git a date (GIT_AUTHOR_DATE, GIT_COMMITTER_DATE)."""
         environment = {**os.environ, **self.repo.repo.git.environment()}
-        return not any(environment.get(name) for name in _DATE_VARIABLES)
+        return any(environment.get(name) for name in _DATE_VARIABLES)
 
     def identity(self) -> tuple[bytes, bytes]:
         """(author, committer) as git names them: `Name <email>`, without the date."""
