@@ -113,7 +113,9 @@ class _GitLock:
         if self._fd is not None:  # (not committed: the lock is still ours to remove)
             os.close(self._fd)
             self._fd = None
-            with contextlib.suppress(FileNotFoundError):
+            # Never raised: HEAD's lock is let go after the branch moved, and a write whose
+            # branch moved has landed. One left behind is a stale lock (git.py's rule).
+            with contextlib.suppress(OSError):
                 durable.os_unlink(self.lock)
 
 
