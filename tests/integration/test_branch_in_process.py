@@ -122,3 +122,32 @@ def test_settings_git_reads_otherwise_leave_the_move_to_git(
         assert not vault._store.commits.settings.refs_in_process()
         git(vault_path, "config", "--unset", setting)
         assert vault._store.commits.settings.refs_in_process()
+
+
+def test_locks_a_killed_writer_left_are_removed_at_open_when_no_git_works(vault_path: Path):
+    with Vault.open(vault_path) as vault:
+        vault.remember(create_args("Warm up"))
+    for lock in (vault_path / ".git" / "HEAD.lock", vault_path / ".git/refs/heads/main.lock"):
+        lock.write_text("")
+    with Vault.open(vault_path) as vault, git_commands(vault) as ran:
+        made = vault.remember(create_args("Bo runs the deploys"))
+    # Moved in-process (no lock was left to wait out); a new process reads git's settings.
+    assert [name for name in ran if name not in ("config", "var")] == ["update-index"]
+    assert git(vault_path, "rev-parse", "main") == made["version_id"]
+    assert _git_locks(vault_path) == []
+
+
+def test_a_lock_a_live_git_holds_is_not_removed_at_open(vault_path: Path):
+    with Vault.open(vault_path) as vault:
+        vault.remember(create_args("Warm up"))
+    lock = vault_path / ".git" / "HEAD.lock"
+    lock.write_text("")
+    holder = subprocess.Popen(
+        ["git", "hash-object", "--stdin"], cwd=vault_path, stdin=subprocess.PIPE
+    )
+    try:
+        Vault.open(vault_path).close()
+        assert lock.exists()
+    finally:
+        holder.communicate(b"")
+        lock.unlink()

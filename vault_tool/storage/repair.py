@@ -1,4 +1,5 @@
-"""Finishing what crashed writers left: journals of writes, failed undos, a killed sync.
+"""Finishing what crashed writers left: journals of writes, failed undos, a killed sync,
+HEAD's and the branch's lock files (refs.py) when no git works in the vault.
 
 A write whose files all reached the disk is committed with its own message, one cut short
 is undone whole from its kept old versions (never committed in part). All of it runs under
@@ -26,6 +27,7 @@ from vault_tool.storage import remote
 from vault_tool.storage.changes import UNDO_SUFFIX, finish_undo, is_undo_journal
 from vault_tool.storage.commits import Committer
 from vault_tool.storage.git import Git, blob_sha
+from vault_tool.storage.processes import git_processes
 
 log = logging.getLogger(__name__)
 
@@ -52,13 +54,18 @@ class Repairs:
         self.journal_dir = store.run_dir / "journal"
         self.pending = False
         self._said_busy = False
+        self._stale_locks: dict[Path, tuple[int, int]] = {}
 
     def look(self) -> bool:
         """Whether a crashed writer or sync left something to repair; marks it pending."""
         store = self.store
         journals = self.journal_dir.is_dir() and any(self.journal_dir.iterdir())
         syncing = (store.repo.git_dir / remote.SYNC_MERGE_MARKER).exists()
+        self._stale_locks = _branch_locks(store.repo.git_dir)
+        if self._stale_locks and git_processes(store.root):
+            self._stale_locks = {}  # (a live git's: git.py waits it out)
         self.pending = self.pending or journals or syncing or store.commits.index_behind()
+        self.pending = self.pending or bool(self._stale_locks)
         return self.pending
 
     def run(self) -> None:
@@ -68,6 +75,7 @@ class Repairs:
         if not self.pending:
             return
         store = self.store
+        self._remove_stale_locks()
         remote.abort_interrupted(store.root, store.repo.git_dir)  # (its merge made git busy)
         try:
             store.commits.guard.require_idle()
@@ -79,6 +87,20 @@ class Repairs:
                 self._said_busy = True
             return
         self.pending = False
+
+    def _remove_stale_locks(self) -> None:
+        """Remove HEAD's and the branches' lock files a killed git or writer left (found at
+        open with no git working in the vault, and still the same files): without this the
+        next write would wait for git.py's stale-lock rule first."""
+        stale, self._stale_locks = self._stale_locks, {}
+        if not stale or git_processes(self.store.root):
+            return
+        now = _branch_locks(self.store.repo.git_dir)
+        for path, key in stale.items():
+            if now.get(path) == key:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                log.warning("removed %s, which a killed git or writer left", path.name)
 
     def commit_journals(self) -> list[str]:
         """Commit or undo each interrupted write; the shas of the repair commits.
@@ -150,3 +172,13 @@ class Repairs:
             journal.unlink(missing_ok=True)
             undone.update(paths)
         return undone
+
+
+def _branch_locks(git_dir: Path) -> dict[Path, tuple[int, int]]:
+    """HEAD's and the branches' lock files (refs.py and git take them), by inode and mtime."""
+    found = {}
+    for path in [git_dir / "HEAD.lock", *(git_dir / "refs" / "heads").rglob("*.lock")]:
+        with contextlib.suppress(OSError):
+            stat = path.stat()
+            found[path] = (stat.st_ino, stat.st_mtime_ns)
+    return found
