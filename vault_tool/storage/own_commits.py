@@ -8,6 +8,10 @@ committed, and indexed under the same lock: nothing to take in. Anything else (H
 by another process or a person, other bytes, a path not recorded) is checked as before,
 so a person's edit right after a write is taken in like any other.
 
+Only a commit of this process on another parent clears the record: asking with another
+HEAD answers "not known" and keeps it, since HEAD moves before the commit is recorded and
+another thread (the watcher) may ask in between.
+
 The same record answers "which commit last changed this path" (a version_id, asked
 before every update) without `git log`: in a row of commits all made here, the last one
 that changed a path is the last one recorded for it.
@@ -54,10 +58,7 @@ class OwnCommits:
         """Whether path holding data (None: no file) is exactly what this process last
         committed there, HEAD being that commit still."""
         with self._mutex:
-            if head is None or head != self._head:
-                self._clear()
-                return False
-            if path not in self._blobs:
+            if head is None or head != self._head or path not in self._blobs:
                 return False
             ours = self._blobs[path] == (_blob_sha(data) if data is not None else None)
             self.recognised += ours
@@ -67,10 +68,7 @@ class OwnCommits:
         """The last commit that changed path, if this process made it and every commit
         since (HEAD being the last of them); None: ask git."""
         with self._mutex:
-            if head is None or head != self._head:
-                self._clear()
-                return None
-            return self._versions.get(path)
+            return self._versions.get(path) if head is not None and head == self._head else None
 
     def forget(self, paths: Iterable[str]) -> None:
         """Drop what says these files are taken in: something else takes them in (a hand
