@@ -148,10 +148,25 @@ class Shared:
             return True
         return False
 
+    def written_back(self, result: Any, spans: list[Any]) -> bool:
+        """Whether an update was refused because the person's git put the file back while
+        the write ran (a `git stash` takes the write's bytes; docs/reliability.md): honest,
+        never acknowledged, counted."""
+        error = result.get("error") if isinstance(result, dict) else None
+        message = error.get("message", "") if isinstance(error, dict) else ""
+        if "changed on disk while this write ran" not in message:
+            return False
+        if not any(w.name.startswith(("stash", "merge", "rebase", "checkout")) for w in spans):
+            return False
+        with self.lock:
+            self.counts["refused_written_back"] += 1
+        return True
+
     def refused(self, who: str, what: str, code: str, started: float, detail: Any) -> None:
         """A write refused: vault_busy while a merge, rebase or detached HEAD was in progress
-        is the vault keeping out of the person's way (never acknowledged, so nothing lost);
-        any other refusal is a problem."""
+        is the vault keeping out of the person's way (never acknowledged, so nothing lost),
+        as is a conflict because the person's git wrote the file back meanwhile; any other
+        refusal is a problem."""
         end = time.monotonic()
         with self.lock:
             spans = [w for w in self.windows if w.overlaps(started, end)]
@@ -163,6 +178,8 @@ class Shared:
             return
         if isinstance(detail, dict) and self.busy_rebuilding(detail):
             return  # never acknowledged: the agent retries later, as the answer says
+        if code == "version_conflict" and self.written_back(detail, spans):
+            return
         text = str(detail)  # a traceback's last lines say what was raised
         shown = text if len(text) <= 600 else f"{text[:150]} [...] {text[-450:]}"
         self.problem(f"{who}: {what} refused{self.when(started)}: {code}: {shown}")
