@@ -7,8 +7,8 @@ repository (git sets object permissions for the group), no date from the environ
 for blobs no attribute that converts a file on its way into git (a filter, end-of-line
 conversion, ident, a working-tree encoding); the branch is moved in-process where
 refs.py says that is what `git update-ref` would do. Otherwise the command that does it
-runs, as before. The settings are read with one `git config`, and again only when a config file
-changed (a stat of each per commit); the identity with `git var`, likewise.
+runs, as before. The settings are read with one `git config`, and again only when a
+config file changed (a stat of each per commit); the identity with `git var`, likewise.
 """
 
 from __future__ import annotations

@@ -102,14 +102,14 @@ class Repairs:
                     path.unlink()
                 log.warning("removed %s, which a killed git or writer left", path.name)
 
-    def commit_journals(self) -> list[str]:
-        """Commit or undo each interrupted write; the shas of the repair commits.
+    def commit_journals(self) -> None:
+        """Commit or undo each interrupted write.
 
         Temp files are removed; a file holding neither version was edited by a person and
         is left alone. A journal is removed only once its write is finished, so a repair
         that fails half-way (git busy again) is taken up again whole.
         """
-        store, made = self.store, []
+        store = self.store
         for journal in sorted(self.journal_dir.glob("*.json")):
             if is_undo_journal(journal):
                 continue  # its undo failed again: the next write lock tries again
@@ -138,24 +138,22 @@ class Repairs:
                 )
                 sha = store.commit_paths(to_commit, f"{subject('repair', what=what)}\n\n{trailers}")
                 if sha:
-                    made.append(sha)
                     log.warning("repaired an interrupted write: %s (%s)", what, sha[:10])
             for entry in entries:
                 (store.root / entry["tmp"]).unlink(missing_ok=True)
                 if entry.get("keep"):
                     (store.root / entry["keep"]).unlink(missing_ok=True)
             journal.unlink(missing_ok=True)
-        return made
 
     def _holds(self, relpath: str, blob: str | None) -> bool:
         """Whether the file at relpath has this blob (None: there is no file)."""
         data = self.store.read_bytes(relpath)
         return (blob_sha(data) if data is not None else None) == blob
 
-    def finish_failed_undos(self) -> set[str]:
-        """Undo what failed writes could not undo themselves (their undo journals); the
-        paths put back. Tried again at every write lock until it works."""
-        store, undone = self.store, set()
+    def finish_failed_undos(self) -> None:
+        """Undo what failed writes could not undo themselves (their undo journals). Tried
+        again at every write lock until it works."""
+        store = self.store
         for journal in sorted(self.journal_dir.glob(f"*{UNDO_SUFFIX}")):
             try:
                 record = json.loads(journal.read_text(encoding="utf-8"))
@@ -170,8 +168,6 @@ class Repairs:
             with contextlib.suppress(VaultError):
                 store.git("reset", "--quiet", "--", *paths)
             journal.unlink(missing_ok=True)
-            undone.update(paths)
-        return undone
 
 
 def _branch_locks(git_dir: Path) -> dict[Path, tuple[int, int]]:
