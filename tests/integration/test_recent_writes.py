@@ -146,12 +146,33 @@ def test_a_hand_edit_after_a_journaled_write_leaves_one_document_of_the_edit(vau
     _update(vault, made["memory_id"], "Dingoes hunt alone too.")
     file = vault.root / made["path"]
     file.write_text(file.read_text().replace("alone too", "at dusk"))
-    vault.sync_paths([made["path"]])  # a writer on disk: the journal is flushed first
+    vault.sync_paths([made["path"]])  # a few hand edits go to the journal too
+    assert journals(vault._index.dir)
+    for flushed in (False, True):
+        if flushed:
+            _flush(vault)
+        found = vault._index.find("memory_id", made["memory_id"])
+        assert [doc.record["content_md"] for doc in found] == [
+            "# Dingo packs\n\nDingoes hunt at dusk.\n"
+        ]
+        assert [h["memory_id"] for h in vault.search({"query": "dusk"})["selected_hits"]] == [
+            made["memory_id"]
+        ]
+        assert vault.search({"query": "alone"})["selected_hits"] == []
+
+
+def test_many_hand_edits_at_once_go_to_a_segment_of_their_own(vault: Vault):
+    folder = vault.root / "pulled"
+    folder.mkdir()
+    paths = []
+    for n in range(recent.SOFT_DOCUMENTS + 1):
+        (folder / f"note-{n}.md").write_text(f"# Pulled note {n}\n\nEchidna {n}.\n")
+        paths.append(f"pulled/note-{n}.md")
+    before = _segments_on_disk(vault)
+    vault.sync_paths(paths)
     assert journals(vault._index.dir) == []
-    found = vault._index.find("memory_id", made["memory_id"])
-    assert [doc.record["content_md"] for doc in found] == [
-        "# Dingo packs\n\nDingoes hunt at dusk.\n"
-    ]
+    assert _segments_on_disk(vault) == before + 1
+    assert vault.search({"query": "echidna"})["total_matches"] == len(paths)
 
 
 def test_writes_in_the_journal_survive_the_process_being_killed(vault_path: Path):

@@ -30,6 +30,7 @@ from vault_tool.engine.hand_edits import (
 from vault_tool.errors import InvalidInput, UnparseableFile, VaultError
 from vault_tool.search.documents import document_for
 from vault_tool.search.index import Index
+from vault_tool.search.recent import SOFT_DOCUMENTS
 from vault_tool.storage import problems as recorded
 from vault_tool.storage.durable import replace_text
 from vault_tool.storage.git import blob_sha
@@ -331,8 +332,15 @@ class Intake:
         present = {p for p, c in ready.items() if c.memory is not None and p not in committed}
         versions = {**self._versions_of(present), **committed}
         head = self.store.head_sha()
-        with self.index.writer() as writer:
-            self.index.forget(writer, list(ready))
+        # A few edits go to the journal of recent writes, as a tool write does (a segment
+        # on disk costs ~50 ms more, between the save and the edit being found); many
+        # (a `git pull`) to a segment of their own.
+        few = len(ready) <= SOFT_DOCUMENTS
+        with self.index.recorded() if few else self.index.writer() as writer:
+            if few:
+                writer.forget(list(ready))
+            else:
+                self.index.forget(writer, list(ready))
             for path, checked in ready.items():
                 memory, data, stat = checked.memory, checked.data, checked.stat
                 if memory is None or data is None or stat is None:
