@@ -16,7 +16,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from vault_tool.errors import VaultBusy
 from vault_tool.storage.git import Backoff, Git, held_too_long
+from vault_tool.storage.index_tree import whole_tree
 from vault_tool.storage.processes import flock_held, git_processes
 from vault_tool.storage.repo_state import Guard, index_key
 
@@ -37,31 +39,35 @@ def index_locked(repo: Git, pending_dir: Path, guard: Guard, stale_after: float)
     never put in it (its note) are reset to HEAD.
     """
     lock, index = repo.git_dir / "index.lock", repo.git_dir / "index"
-    wait = Backoff(repo.lock_timeout, stale_after)
+    wait, waited = Backoff(repo.lock_timeout, stale_after), False
     while True:
-        try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = _create(lock, repo, wait)
+        held = os.dup(fd)  # open (and flocked) while we hold the lock; the copy's fd closes
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        before = index_key(repo.git_dir)  # (no other git writes it while we hold the lock)
+        data = index.read_bytes() if index.exists() else b""
+        if before == guard.index_written or not _checkout_midway(repo, data):
             break
-        except FileExistsError:
-            # Stale only if no git works in the vault and no vault process holds it:
-            # ours hold it between their git commands, flocked while they do.
-            if wait.holder_due() and not git_processes(repo.root) and not flock_held(lock):
-                with contextlib.suppress(FileNotFoundError):
-                    fd = os.open(lock, os.O_WRONLY | os.O_TRUNC)
-                    log.warning("took over a stale .git/index.lock left by a killed process")
-                    break
-            if wait.expired:
-                raise held_too_long(str(lock)) from None
-            wait.pause()
-    held = os.dup(fd)  # open (and flocked) while we hold the lock; the copy's fd closes
-    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # A git has written the index of what it checks out and not yet moved HEAD: a
+        # commit now would land on the old branch, its file staged into the new one's index.
+        lock.unlink(missing_ok=True)
+        os.close(fd)
+        os.close(held)
+        if not waited:
+            log.info("git's index holds another commit than HEAD while a git runs: waiting")
+            waited = True
+        if wait.expired:
+            raise VaultBusy(
+                "a git command is switching what the vault's folder holds (git's index holds "
+                "another commit's files than HEAD); the vault commits nothing meanwhile",
+                hint="wait for your git command (checkout, reset, merge) to finish; then retry",
+            )
+        wait.pause()
     notes = sorted(pending_dir.glob("*.json")) if pending_dir.is_dir() else []
-    before = index_key(repo.git_dir)  # (no other git writes it while we hold the lock)
     try:
         try:
             with os.fdopen(fd, "wb") as copy:
-                if index.exists():
-                    copy.write(index.read_bytes())
+                copy.write(data)
             behind: set[str] = set()
             for note in notes:
                 with contextlib.suppress(OSError, ValueError):
@@ -79,6 +85,33 @@ def index_locked(repo: Git, pending_dir: Path, guard: Guard, stale_after: float)
     guard.index_replaced(before)
     for note in notes:
         note.unlink(missing_ok=True)
+
+
+def _create(lock: Path, repo: Git, wait: Backoff) -> int:
+    """Create the lock exclusively, waiting out whoever holds it; a stale one is taken over."""
+    while True:
+        try:
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            # Stale only if no git works in the vault and no vault process holds it:
+            # ours hold it between their git commands, flocked while they do.
+            if wait.holder_due() and not git_processes(repo.root) and not flock_held(lock):
+                with contextlib.suppress(FileNotFoundError):
+                    fd = os.open(lock, os.O_WRONLY | os.O_TRUNC)
+                    log.warning("took over a stale .git/index.lock left by a killed process")
+                    return fd
+            if wait.expired:
+                raise held_too_long(str(lock)) from None
+            wait.pause()
+
+
+def _checkout_midway(repo: Git, data: bytes) -> bool:
+    """Whether a git is between writing the index of another commit and moving HEAD there
+    (index_tree.py): the index holds a whole tree that is not HEAD's, while a git runs. With
+    no git running that is a person's `git reset --soft`, and a commit may go ahead."""
+    tree = whole_tree(data)
+    head = repo.head_or_none() if tree is not None else None
+    return head is not None and tree != repo.head_tree(head) and bool(git_processes(repo.root))
 
 
 def note_pending(pending_dir: Path, paths: list[str]) -> Path:

@@ -200,6 +200,8 @@ class Guard:
         self.git_dir = git_dir
         self._run_git = run_git
         self._sound_index: tuple[int, int, int] | None = None
+        # The index as the vault last wrote it: no other git has written it since.
+        self.index_written: tuple[int, int, int] | None = None
 
     def require_idle(self) -> None:
         """Raise VaultBusy (or VaultUnavailable for a damaged index) unless the vault may
@@ -227,8 +229,9 @@ class Guard:
     def index_replaced(self, before: tuple[int, int, int] | None) -> None:
         """The vault replaced git's index (under its lock), changing only its own paths: if
         the index was sound before, the new one is too."""
+        self.index_written = index_key(self.git_dir)
         if before is not None and before == self._sound_index:
-            self._sound_index = index_key(self.git_dir)
+            self._sound_index = self.index_written
 
 
 class NestedFolders:
