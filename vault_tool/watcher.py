@@ -342,7 +342,7 @@ class Watcher:
         if self._pending:
             return
         with contextlib.suppress(VaultError):  # a writer is busy: merge on a later tick
-            self.vault.merge_index_when_idle()
+            self.vault.upkeep.merge_when_idle()
 
     def _sync_everything(self) -> SyncReport:
         # Searches meanwhile say the index is catching up only while the intake has found

@@ -121,11 +121,11 @@ def test_the_leader_flushes_the_journal_once_it_is_idle(vault: Vault):
     (journal,) = journals(vault._index.dir)
     just_written = time.time() + 60  # (the clock of the file, not of the machine's speed)
     os.utime(journal, (just_written, just_written))
-    assert not vault.merge_index_when_idle()
+    assert not vault.upkeep.merge_when_idle()
     assert journals(vault._index.dir) == [journal]
     idle = time.time() - recent.IDLE_SECONDS - 1
     os.utime(journal, (idle, idle))
-    assert vault.merge_index_when_idle()
+    assert vault.upkeep.merge_when_idle()
     assert journals(vault._index.dir) == []
     assert [h["title"] for h in vault.search({"query": "echidnas"})["selected_hits"]] == [
         "Echidnas lay eggs"

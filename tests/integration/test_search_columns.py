@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_tool.core import calls
+from vault_tool.core import search_call
 from vault_tool.core.memory import Entity, Memory
 from vault_tool.search import impacts, postings, ranking
 from vault_tool.search.documents import document_for
@@ -94,7 +94,7 @@ def ranked(
     # Below COMMON_MINIMUM documents no word is dropped as too common: at 0, the words in
     # over a fifth of them are, and then added back for the best candidates only.
     monkeypatch.setattr(ranking, "COMMON_MINIMUM", common_minimum)
-    controls = calls.check_search({"query": query, "top_k": 8}).controls
+    controls = search_call.check_search({"query": query, "top_k": 8}).controls
     hits, total = index.read(lambda s: ranking.rank(s, query, controls, NOW, JUDGED))
     return [(h.memory_id, h.fields["path"], h.parts, h.score) for h in hits], total
 

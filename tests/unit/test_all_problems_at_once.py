@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from tests.helpers import create_args
-from vault_tool.core.calls import check_call, check_search
+from vault_tool.core.calls import check_call
+from vault_tool.core.search_call import check_search
 from vault_tool.errors import InvalidInput, LimitExceeded
 from vault_tool.server import render
 

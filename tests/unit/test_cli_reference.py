@@ -6,7 +6,13 @@ import pytest
 
 from tests.cli_support import invoke
 from vault_tool.cli.app import cli
-from vault_tool.cli.reference import exit_code_table, mcp_error_block, render, with_mcp_errors
+from vault_tool.cli.reference import (
+    exit_code_table,
+    mcp_error_block,
+    render,
+    search_arguments_block,
+    with_mcp_errors,
+)
 from vault_tool.errors import CODES, EXIT_CODES
 
 DOCS = Path(__file__).parents[2] / "docs"
@@ -53,5 +59,12 @@ def test_a_changed_table_makes_the_mcp_doc_stale(monkeypatch: pytest.MonkeyPatch
 
 
 def test_a_doc_without_the_markers_is_refused():
-    with pytest.raises(ValueError, match="no error-code block"):
+    with pytest.raises(ValueError, match="no block <!-- error codes"):
         with_mcp_errors("# The MCP server\n")
+
+
+def test_search_arguments_are_listed_from_the_schema():
+    block = search_arguments_block()
+    for name in ("query", "memory_id", "key", "offset", "order", "response_format"):
+        assert f"| `{name}` |" in block
+    assert "`relevance`, `newest`, `oldest`" in block

@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from vault_tool.core import schema
-from vault_tool.core.calls import check_search
+from vault_tool.core.search_call import check_search
 from vault_tool.core.times import MOMENT_FORMS, parse_moment
 from vault_tool.errors import InvalidInput
 

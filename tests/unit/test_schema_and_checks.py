@@ -9,8 +9,9 @@ import pytest
 
 from tests.helpers import create_args, delta
 from vault_tool.core import schema
-from vault_tool.core.calls import check_call, check_search
+from vault_tool.core.calls import check_call
 from vault_tool.core.ids import check_memory_id, check_version_id, is_ulid, new_id, slugify
+from vault_tool.core.search_call import check_search
 from vault_tool.errors import InvalidInput, LimitExceeded
 
 ULID = "01JDXK3M6Q8W1J4T0P9R7V2B5C"

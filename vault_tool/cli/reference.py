@@ -1,10 +1,11 @@
-"""Generate the references that must not drift: docs/cli.md, and docs/mcp.md's error codes.
+"""Generate the references that must not drift: docs/cli.md, and docs/mcp.md's tables.
 
 python -m vault_tool.cli.reference > docs/cli.md
 python -m vault_tool.cli.reference --mcp-errors docs/mcp.md   (rewrites the marked block)
 
 docs/cli.md comes from the command tree and `errors.EXIT_CODES`; the error-code block of
-docs/mcp.md from `errors.CODES`. Tests fail when either file disagrees with the code.
+docs/mcp.md from `errors.CODES`, its table of search's arguments from the schema. Tests
+fail when either file disagrees with the code.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ MCP_ERRORS_START = (
     "`python -m vault_tool.cli.reference --mcp-errors docs/mcp.md` -->\n"
 )
 MCP_ERRORS_END = "<!-- end of error codes -->\n"
+SEARCH_ARGUMENTS_START = (
+    "<!-- search arguments: generated from schema/search.input.schema.json by "
+    "`python -m vault_tool.cli.reference --mcp-errors docs/mcp.md` -->\n"
+)
+SEARCH_ARGUMENTS_END = "<!-- end of search arguments -->\n"
 
 
 def render() -> str:
@@ -75,13 +81,47 @@ def mcp_error_block() -> str:
     return MCP_ERRORS_START + "\n".join(rows) + "\n" + MCP_ERRORS_END
 
 
+def search_arguments_block() -> str:
+    """docs/mcp.md's marked block: each argument of search, its values and what it does."""
+    from vault_tool.server.schemas import tool_schema
+
+    listed = tool_schema("search.input.schema.json", patterns=False)
+    rows = ["| Argument | Values | What it does |", "|---|---|---|"]
+    for name, field in listed["properties"].items():
+        rows.append(f"| `{name}` | {_values(field)} | {field.get('description', '')} |")
+    return SEARCH_ARGUMENTS_START + "\n".join(rows) + "\n" + SEARCH_ARGUMENTS_END
+
+
+def _values(field: dict) -> str:
+    """A schema property's values in words: its enum, or its type and bounds, and default."""
+    if "enum" in field or ("items" in field and "enum" in field["items"]):
+        values = field.get("enum") or field["items"]["enum"]
+        shown = ", ".join(f"`{v}`" for v in values)
+        shown = shown if "enum" in field else f"a list of {shown}"
+    elif "const" in field:
+        shown = f"`{str(field['const']).lower()}` only"
+    else:
+        shown = field.get("type", "")
+        low, high = field.get("minimum"), field.get("maximum")
+        if low is not None and high is not None:
+            shown += f" {low} to {high}"
+    default = field.get("default")
+    return shown + (f" (default `{default}`)" if default is not None else "")
+
+
 def with_mcp_errors(text: str) -> str:
-    """text (docs/mcp.md) with its marked error-code block replaced by the current table."""
-    start = text.find(MCP_ERRORS_START)
-    end = text.find(MCP_ERRORS_END, max(start, 0))
-    if start < 0 or end < 0:
-        raise ValueError("no error-code block: add the two marker lines where it belongs")
-    return text[:start] + mcp_error_block() + text[end + len(MCP_ERRORS_END) :]
+    """text (docs/mcp.md) with its marked blocks (the error codes, search's arguments)
+    replaced by the current tables."""
+    for first, last, block in (
+        (MCP_ERRORS_START, MCP_ERRORS_END, mcp_error_block()),
+        (SEARCH_ARGUMENTS_START, SEARCH_ARGUMENTS_END, search_arguments_block()),
+    ):
+        start = text.find(first)
+        end = text.find(last, max(start, 0))
+        if start < 0 or end < 0:
+            raise ValueError(f"no block {first.strip()}: add its two marker lines where it belongs")
+        text = text[:start] + block + text[end + len(last) :]
+    return text
 
 
 def _main() -> None:
@@ -90,7 +130,7 @@ def _main() -> None:
         "--mcp-errors",
         metavar="FILE",
         type=Path,
-        help="rewrite the error-code block of FILE (docs/mcp.md) instead of printing docs/cli.md",
+        help="rewrite the generated blocks of FILE (docs/mcp.md) instead of printing docs/cli.md",
     )
     options = parser.parse_args()
     if options.mcp_errors is None:

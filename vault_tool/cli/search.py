@@ -16,6 +16,7 @@ from vault_tool.cli.output import (
     shown_in_markup,
     vault_options,
 )
+from vault_tool.core.search_call import ORDERS
 from vault_tool.core.times import utc_now
 
 
@@ -39,7 +40,7 @@ class QueryCommand(click.Command):
 
 
 @click.command(cls=QueryCommand)
-@click.argument("query", nargs=-1, required=True)
+@click.argument("query", nargs=-1)
 @click.option(
     "--limit",
     "-n",
@@ -81,6 +82,21 @@ class QueryCommand(click.Command):
     metavar="DATE",
     help="Only memories updated on or before DATE (a day counts to its end).",
 )
+@click.option(
+    "--offset", type=click.IntRange(0, 1000), default=0, help="Skip this many hits (a later page)."
+)
+@click.option(
+    "--order",
+    type=click.Choice(ORDERS),
+    default="relevance",
+    show_default=True,
+    help="Best first, or by when each memory was last updated.",
+)
+@click.option(
+    "--key",
+    metavar="KEY",
+    help="Look up the memory with this key exactly (staging.region), instead of a QUERY.",
+)
 @click.option("--explain", is_flag=True, help="Show every part of each hit's score.")
 @click.option(
     "--as-of",
@@ -99,6 +115,9 @@ def search(
     tags: tuple[str, ...],
     since: str | None,
     until: str | None,
+    offset: int,
+    order: str,
+    key: str | None,
     explain: bool,
     as_of: str | None,
     vault_path: str | None,
@@ -114,16 +133,24 @@ def search(
     `vault-tool search -- billing -draft`. A malformed query (an unclosed quote, an unknown
     type) is refused with what was wrong.
 
+    --key KEY looks a memory up by its key instead (not recorded; a miss says no memory
+    has it). --offset N skips the first N hits (the count line names the next page's), and
+    --order newest|oldest orders what the query matches by when each was last updated.
+
     The query is recorded in the retrieval ledger (see `vault-tool ledger`). With
     --as-of, the vault is searched as git held it at that date or commit, and each hit
     shows only the facts valid on that day.
     """
-    args: dict[str, Any] = {
-        "query": " ".join(query),
-        "top_k": top_k,
-        "maximum_context_bytes": max_bytes,
-    }
-    args.update(filter_arguments(memory_types, tags, since, until))
+    if bool(query) == bool(key):
+        raise click.UsageError("give a QUERY or --key KEY (one of them)")
+    args: dict[str, Any] = {"maximum_context_bytes": max_bytes}
+    if key:
+        args["key"] = key
+    else:
+        args.update(query=" ".join(query), top_k=top_k)
+        args.update({"offset": offset} if offset else {})
+        args.update({"order": order} if order != "relevance" else {})
+        args.update(filter_arguments(memory_types, tags, since, until))
     with open_vault(vault_path) as vault:
         if as_of:
             progress = progress_callback("Reading the vault as it was")
@@ -133,7 +160,7 @@ def search(
 
     from vault_tool.core.query import parse_query
 
-    lists = parse_query(args["query"]).lists  # filters alone: listed newest first
+    lists = not key and parse_query(args["query"]).lists  # filters alone: listed newest first
     # A fact has ended if its last day is before today, or before the day searched as of.
     day = (result["as_of"]["moment"] if "as_of" in result else utc_now())[:10]
 
@@ -142,11 +169,7 @@ def search(
             moment = result["as_of"]
             out.print(f"[dim]As of {moment['moment']} (commit {moment['version_id'][:10]})[/dim]")
         if not result["selected_hits"]:
-            out.print(
-                "The vault has no memories yet."
-                if result.get("reason") == "empty_vault"
-                else "Nothing relevant found."
-            )
+            out.print(_nothing(result))
             return
         for n, hit in enumerate(result["selected_hits"], 1):
             memory_id, path = shown_in_markup(hit["memory_id"]), shown_in_markup(hit["path"])
@@ -170,10 +193,25 @@ def search(
             if explain:
                 out.print(f"   [cyan]{_score_line(hit['score_parts'])}[/cyan]")
         shown, total = len(result["selected_hits"]), result["total_matches"]
-        counted = _listed_line(shown, total) if lists else _count_line(shown, total)
+        if key:
+            counted = f"The memory with key {shown_in_markup(key)}."
+        elif offset or order != "relevance":
+            counted = _page_line(result, offset, order)
+        else:
+            counted = _listed_line(shown, total) if lists else _count_line(shown, total)
         out.print(f"[dim]{counted}[/dim]")
 
     emit(result, as_json, render)
+
+
+def _nothing(result: dict[str, Any]) -> str:
+    if result.get("reason") == "no_such_key":
+        return f"No memory has key {shown_in_markup(result['key'])}."
+    if result.get("reason") == "empty_vault":
+        return "The vault has no memories yet."
+    if result["total_matches"]:
+        return f"No more: the {result['total_matches']} matching memories were on earlier pages."
+    return "Nothing relevant found."
 
 
 def _score_line(parts: dict[str, float]) -> str:
@@ -199,6 +237,15 @@ def _listed_line(shown: int, total: int) -> str:
     if total > shown:
         return f"{line}; the newest {shown} are shown (-n N shows more)"
     return f"{line}, newest first."
+
+
+def _page_line(result: dict[str, Any], offset: int, order: str) -> str:
+    """The count of a page past the first, or of hits in time order: which ones these are."""
+    shown, total = len(result["selected_hits"]), result["total_matches"]
+    ordered = "best first" if order == "relevance" else f"{order} first"
+    line = f"{total} {'memory matches' if total == 1 else 'memories match'}; "
+    line += f"{offset + 1} to {offset + shown} shown, {ordered}"
+    return line + (f" (--offset {result['next_offset']} for more)" if result["has_more"] else "")
 
 
 def _problem_line(problem: dict[str, Any]) -> str:

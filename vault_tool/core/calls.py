@@ -1,20 +1,21 @@
 """Checking tool calls: schema, the rules the schema cannot say, and secret redaction.
 
-Pure: turns a remember call's arguments into drafts, and a search call's into its query
-and controls, or raises one InvalidInput naming every problem of the call, each with its
-field and its fix (so an agent fixes them all in one round trip). Nothing past this
-module sees unchecked arguments.
+Pure: turns a remember call's arguments into drafts (a search call's: search_call.py), or
+raises one InvalidInput naming every problem of the call, each with its field and its fix
+(so an agent fixes them all in one round trip). Nothing past this module sees unchecked
+arguments.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from vault_tool.core import ids, redact, schema, stages
 from vault_tool.core.memory import first_h1
-from vault_tool.core.times import MOMENT_FORMS, parse_moment, parse_time
+from vault_tool.core.times import parse_time
 from vault_tool.errors import InvalidInput
 
 _MODE_FIELDS = {
@@ -73,8 +74,8 @@ def check_call(args: Any) -> Call:
     batch = mode == "create" and "items" in args
     memory_id = expected = None
     if mode != "create":
-        memory_id = _collect(found, ids.check_memory_id, args["memory_id"])
-        expected = _collect(found, ids.check_version_id, args["expected_version_id"])
+        memory_id = collect(found, ids.check_memory_id, args["memory_id"])
+        expected = collect(found, ids.check_version_id, args["expected_version_id"])
     if found:
         raise schema.refusal(found)
     return Call(mode, drafts, memory_id=memory_id, expected_version_id=expected, batch=batch)
@@ -117,13 +118,7 @@ def _written(args: dict[str, Any], mode: Any) -> list[tuple[Any, Any, str]]:
     return []
 
 
-def _without_secrets(problem: schema.Problem) -> schema.Problem:
-    message, _ = redact.redact_text(problem.message, problem.field)
-    hint, _ = redact.redact_text(problem.hint, problem.field)
-    return replace(problem, message=message, hint=hint)
-
-
-def _collect(found: list[schema.Problem], check: Any, *args: Any) -> Any:
+def collect(found: list[schema.Problem], check: Callable[..., Any], *args: Any) -> Any:
     """check(*args), or None with its refusal added to found."""
     try:
         return check(*args)
@@ -132,90 +127,10 @@ def _collect(found: list[schema.Problem], check: Any, *args: Any) -> Any:
         return None
 
 
-@dataclass(frozen=True)
-class Controls:
-    """Ranking controls and filters of one query."""
-
-    top_k: int = 5
-    maximum_context_bytes: int = 12000
-    memory_types: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    since: str | None = None
-    until: str | None = None
-
-
-@dataclass(frozen=True)
-class SearchCall:
-    """A checked search call: a ranked query with its controls, or an addressed read."""
-
-    query: str | None = None
-    memory_id: str | None = None
-    controls: Controls = Controls()
-    # What the ledger records of the call: its arguments as sent, but the query.
-    as_sent: dict[str, Any] = field(default_factory=dict)
-
-
-@stages.timed("arguments")
-def check_search(args: Any) -> SearchCall:
-    """Validate a search call; raise InvalidInput listing every problem."""
-    if not isinstance(args, dict):
-        raise InvalidInput("arguments: must be an object", hint='send {"query": ...}')
-    found = schema.problems(args, "search.input.schema.json")
-    if ("query" in args) == ("memory_id" in args):
-        found.append(
-            schema.Problem(
-                "query",
-                "send exactly one of query or memory_id",
-                "query ranks memories by relevance; memory_id reads one memory in full",
-            )
-        )
-    elif "memory_id" in args:
-        extra = sorted(set(args) - {"memory_id", "ledger"})
-        if extra:
-            found.append(
-                schema.Problem(
-                    extra[0],
-                    f"{extra[0]}: ranking controls and filters do not apply to a memory_id read",
-                    f"remove {', '.join(extra)}, or search by query instead",
-                )
-            )
-        memory_id = _collect(found, ids.check_memory_id, args["memory_id"])
-        if found:
-            raise schema.refusal(found)
-        return SearchCall(memory_id=memory_id)
-    query = args.get("query")
-    if isinstance(query, str) and not query.strip():
-        found.append(
-            schema.Problem("query", "query: must contain words", "describe what to recall")
-        )
-    since = _collect(found, _checked_time, args.get("since"), "since")
-    until = _collect(found, _checked_time, args.get("until"), "until")
-    if found:
-        raise schema.refusal(found)
-    controls = Controls(
-        top_k=args.get("top_k", 5),
-        maximum_context_bytes=args.get("maximum_context_bytes", 12000),
-        memory_types=tuple(args.get("memory_types", ())),
-        tags=tuple(args.get("tags", ())),
-        since=since,
-        until=until,
-    )
-    as_sent = {k: v for k, v in args.items() if k not in ("query", "ledger")}
-    return SearchCall(query=query.strip(), controls=controls, as_sent=as_sent)
-
-
-def _checked_time(value: Any, field_name: str) -> str | None:
-    """The moment a since / until names, resolved (`7d` -> the day a week ago)."""
-    if not isinstance(value, str):
-        return None  # absent; or not a string, which the schema reports
-    try:
-        return parse_moment(value)
-    except ValueError:
-        raise InvalidInput(
-            f"{field_name}: {value!r} is not a real date",
-            hint=f"use {MOMENT_FORMS}",
-            field=field_name,
-        ) from None
+def _without_secrets(problem: schema.Problem) -> schema.Problem:
+    message, _ = redact.redact_text(problem.message, problem.field)
+    hint, _ = redact.redact_text(problem.hint, problem.field)
+    return replace(problem, message=message, hint=hint)
 
 
 # Fields whose schema fixes their shape get a marker of that shape; every other string a
@@ -332,9 +247,9 @@ def _semantic_problems(content: Any, delta: Any, prefix: str) -> list[schema.Pro
         found += _date_problems(fact, f"{prefix}semantic_delta.facts[{i}]")
     supersedes = delta.get("supersedes")
     for i, memory_id in enumerate(supersedes if isinstance(supersedes, list) else ()):
-        _collect(found, ids.check_memory_id, memory_id, f"{prefix}semantic_delta.supersedes[{i}]")
+        collect(found, ids.check_memory_id, memory_id, f"{prefix}semantic_delta.supersedes[{i}]")
     if isinstance(delta.get("expires_at"), str) and delta["expires_at"]:
-        _collect(found, _parse, delta["expires_at"], f"{prefix}semantic_delta.expires_at")
+        collect(found, _parse, delta["expires_at"], f"{prefix}semantic_delta.expires_at")
     return found
 
 
@@ -347,7 +262,7 @@ def _dicts(value: Any) -> list[tuple[int, dict[str, Any]]]:
 def _date_problems(fact: dict[str, Any], where: str) -> list[schema.Problem]:
     found: list[schema.Problem] = []
     start, end = (
-        _collect(found, _parse, fact[name], f"{where}.{name}")
+        collect(found, _parse, fact[name], f"{where}.{name}")
         if isinstance(fact.get(name), str) and fact[name]
         else None
         for name in ("valid_from", "valid_until")

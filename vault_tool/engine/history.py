@@ -13,8 +13,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from vault_tool.core import calls
 from vault_tool.core import query as query_syntax
+from vault_tool.core import search_call
 from vault_tool.core.ids import is_memory_path, path_id
 from vault_tool.core.memory import Memory, parse
 from vault_tool.core.times import MOMENT_FORMS, end_of, parse_moment, parse_time, valid_on
@@ -209,7 +209,7 @@ def search_as_of(
     store: Store, args: Any, when: str, *, explain: bool = False, progress: Any = None
 ) -> dict[str, Any]:
     """Rank the memories the vault held at a moment, with the facts valid on that day."""
-    call = calls.check_search(args)
+    call = search_call.check_search(args)
     if call.query is None:
         raise InvalidInput(
             "query: a search as of a moment ranks by query",

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import calls, stages
-from vault_tool.core.calls import Controls
+from vault_tool.core import search_call, stages
 from vault_tool.core.query import parse_query
+from vault_tool.core.search_call import Controls
 from vault_tool.core.text import query_words
 from vault_tool.errors import InvalidInput, VaultBusy
 from vault_tool.search import links, listing, ranking, results
@@ -37,13 +37,30 @@ def ranked(
     now = datetime.now(UTC)
     hits, total = index.read(lambda s: ranking.rank(s, query, controls, now, judged, dense))
     selected = results.hit_entries(
-        hits,
+        hits[: controls.top_k],
         controls.maximum_context_bytes,
         lambda facts: results.matching_facts(facts, words),
         explain=explain,
         problems=problems,
     )
-    return {"query": query, "selected_hits": selected, "total_matches": total}
+    result = {"query": query, "selected_hits": selected, "total_matches": total}
+    return {**result, **paged(controls.offset, len(selected), len(hits) > controls.top_k)}
+
+
+def paged(offset: int, shown: int, more: bool) -> dict[str, Any]:
+    """has_more, and where the next page starts if there is one."""
+    return {"has_more": True, "next_offset": offset + shown} if more else {"has_more": False}
+
+
+@stages.timed("ranking")
+def keyed(index: Index, key: str, controls: Controls) -> dict[str, Any]:
+    """The memories whose key is this one (one, unless hand edits gave two the same key),
+    as hits: expired and dismissed ones left out, as a query leaves them out."""
+    now = datetime.now(UTC)
+    hits = index.read(lambda s: ranking.with_key(s, key, now))
+    selected = results.hit_entries(hits, controls.maximum_context_bytes, lambda facts: facts)
+    result = {"key": key, "selected_hits": selected, "total_matches": len(selected)}
+    return {**result, "has_more": False, **({} if selected else {"reason": "no_such_key"})}
 
 
 # What a listing may be narrowed by: search's filters.
@@ -67,7 +84,7 @@ def listed(index: Index, filters: dict[str, Any], *, limit: int, offset: int) ->
                 hint=f"send {name} as an integer >= {least}",
                 field=name,
             )
-    controls = calls.check_search({"query": "*", **filters}).controls
+    controls = search_call.check_search({"query": "*", **filters}).controls
     now = datetime.now(UTC)
     memories, total = index.read(
         lambda s: listing.listed(s, controls, now, offset=offset, limit=limit)

@@ -16,6 +16,7 @@ from typing import Any
 
 from vault_tool.core import stages
 from vault_tool.search import ranking
+from vault_tool.search.hits import Hit
 from vault_tool.search.index import Index
 
 # The search: this many best hits, for a query of the first distinct words of the title and
@@ -67,7 +68,7 @@ def similar(
     return list(found.values())
 
 
-def _searched(index: Index, title: str, content: str) -> list[ranking.Hit]:
+def _searched(index: Index, title: str, content: str) -> list[Hit]:
     query = " ".join(list(dict.fromkeys(_WORD.findall(f"{title} {content}")))[:QUERY_WORDS])
     now = datetime.now(UTC)
     return index.read(lambda searcher: ranking.by_words(searcher, query, SEARCHED, now))

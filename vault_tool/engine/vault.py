@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import calls, changelog, ids
+from vault_tool.core import calls, changelog, ids, search_call
 from vault_tool.core.memory import Memory, fingerprint, parse
 from vault_tool.core.times import utc_now
 from vault_tool.engine import deletions, history, reads, restoring, syncing
@@ -21,11 +21,12 @@ from vault_tool.engine.intake import Intake, Progress, SyncReport
 from vault_tool.engine.ledger import Ledger
 from vault_tool.engine.meaning import Meaning
 from vault_tool.engine.recovery import Recovery
+from vault_tool.engine.upkeep import Upkeep
 from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client
 from vault_tool.errors import Cancelled
 from vault_tool.search import links
 from vault_tool.search.documents import Indexed
-from vault_tool.search.index import MERGE_AT_SEGMENTS, Index
+from vault_tool.search.index import Index
 from vault_tool.storage import adopt, processes
 from vault_tool.storage.config import Config, Places
 from vault_tool.storage.store import Store
@@ -120,10 +121,13 @@ class Vault:
         explain: bool = False,
         cancelled: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
-        """A search call: ranked retrieval by query, or an addressed read by memory_id."""
-        call = calls.check_search(args)
+        """A search call: ranked retrieval by query, an addressed read by memory_id, or a
+        lookup by key (not recorded in the ledger: it ranks nothing)."""
+        call = search_call.check_search(args)
         if call.memory_id is not None:
             return self.read(call.memory_id)
+        if call.key is not None:
+            return reads.keyed(self._index, call.key, call.controls)
         assert call.query is not None
         judged, problems = self._ledger.judgements(), self.problems()
         result = reads.ranked(
@@ -367,30 +371,10 @@ class Vault:
         """The heartbeat record of the live process that watches this vault, if any."""
         return processes.live_leader(self._store.run_dir)
 
-    def merge_index_when_idle(self) -> bool:
-        """Merge index segments if there are many; True if done, VaultBusy if a writer holds
-        the lock for more than a moment (the caller tries again later)."""
-        if self._index.segment_count() <= MERGE_AT_SEGMENTS and not self._index.flush_due():
-            return False
-        with self._store.write_lock(timeout=0.05):
-            self._index.merge_segments()  # (and the journal of recent writes flushed)
-        return True
-
-    def optimize_index(self) -> bool:
-        """Merge the whole index into one segment (writers wait); False if it is one already."""
-        if self._index.segment_count() <= 1 and not self._index.pending_writes():
-            return False
-        with self._store.write_lock():
-            self._index.optimize()
-        return True
-
-    def pack_history(self) -> None:
-        """Pack git's objects and write the commit-graph that keeps `git log -- PATH` fast."""
-        self._store.pack()
-
-    def storage_counts(self) -> dict[str, int]:
-        """git's object counts (`git count-objects -v`) and the index's segment count."""
-        return {**self._store.object_counts(), "index_segments": self._index.segment_count()}
+    @property
+    def upkeep(self) -> Upkeep:
+        """Housekeeping of the index and of git's objects (gc, the watcher when idle)."""
+        return Upkeep(self._store, self._index)
 
     def _require(self, memory_id: str) -> Indexed:
         return deletions.require(self._index, self._store, ids.check_memory_id(memory_id))

@@ -71,10 +71,10 @@ def collect(
     if progress:
         progress(1, steps)
     # Rewrites the whole index (~1.5 s per 1000 memories): skipped when it is one segment.
-    vault.optimize_index()
+    vault.upkeep.optimize()
     if progress:
         progress(2, steps)
-    vault.pack_history()
+    vault.upkeep.pack_history()
     if progress:
         progress(3, steps)
     report.after = sizes(vault)
@@ -83,7 +83,7 @@ def collect(
 
 def sizes(vault: Vault) -> dict[str, int]:
     """Bytes of .git, the index and the ledger; index segments; git's loose objects and packs."""
-    counts = vault.storage_counts()
+    counts = vault.upkeep.storage_counts()
     places = vault.places
     return {
         "git_bytes": _folder_bytes(places.root / ".git"),

@@ -58,6 +58,10 @@ class ColumnScores:
     def __len__(self) -> int:
         return self.matched
 
+    def matches(self) -> dict[int, float]:
+        """docnum -> score of every match (the filters leave)."""
+        return {docnum: value for docnum, value in enumerate(self.values) if value}
+
     def top(self, n: int, path: Any) -> list[tuple[int, float]]:
         """The n best (docnum, score), best first, equal scores by path (as top_scored)."""
         values = self.values

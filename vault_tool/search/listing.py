@@ -15,8 +15,8 @@ import json
 from datetime import datetime
 from typing import Any
 
-from vault_tool.core.calls import Controls
 from vault_tool.core.query import Query, holds_phrase, word_sequence
+from vault_tool.core.search_call import Controls
 from vault_tool.core.text import query_words
 from vault_tool.core.times import end_of, parse_time
 from vault_tool.search import stored
@@ -88,17 +88,25 @@ def _holding_words(searcher: Any, words: list[str], allow: set | None) -> set[in
 
 
 def newest(
-    searcher: Any, allow: set | None, hidden: set | None, offset: int, limit: int
+    searcher: Any,
+    allow: set | None,
+    hidden: set | None,
+    offset: int,
+    limit: int,
+    *,
+    oldest: bool = False,
 ) -> tuple[list[int], int]:
     """The docnums of allow (None: every memory) not hidden, newest first by updated (equal
-    times by path), limit of them from offset; and how many there are in all."""
+    times by path; oldest: that order reversed), limit of them from offset; and how many
+    there are in all."""
     reader = searcher.reader()
     if reader.doc_count() == 0:
         return [], 0  # (an empty index's reader has no columns)
     kept = reader.all_doc_ids() if allow is None else allow
     chosen = [d for d in kept if not (hidden and d in hidden)]
     updated, path = _updated(searcher), columns(searcher)["path"]
-    page = heapq.nsmallest(offset + limit, chosen, key=lambda d: (-updated.get(d, 0), path[d]))
+    pick = heapq.nlargest if oldest else heapq.nsmallest  # (oldest: newest's exact reverse)
+    page = pick(offset + limit, chosen, key=lambda d: (-updated.get(d, 0), path[d]))
     return page[offset:], len(chosen)
 
 

@@ -25,25 +25,25 @@ Each part is kept so `search --explain` can show the whole score. The query's sy
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from vault_tool.core.calls import Controls
 from vault_tool.core.entities import compatible
 from vault_tool.core.query import parse_query
+from vault_tool.core.search_call import Controls
 from vault_tool.core.spoken_dates import named_time
 from vault_tool.core.text import gloss_words, name_key, normalize_name, query_words
 from vault_tool.core.word_forms import related_forms
 from vault_tool.search import links, stored
 from vault_tool.search.fusion import fuse_meaning
+from vault_tool.search.hits import Hit
 from vault_tool.search.impacts import add_scores, text_scores, with_forms
 from vault_tool.search.listing import narrowed, newest
 from vault_tool.search.postings import doc_frequency, per_reader, top_scored
 from vault_tool.search.signals import feedback_signals
+from vault_tool.search.superseded import place_superseded
 from vault_tool.search.time_ranking import time_signals
 
 # A word in more than this share of all memories is dropped when the query has rarer ones.
@@ -61,43 +61,10 @@ MATCHED_ENTITIES = 3
 # Memories the text did not match are added for an entity mentioned in at most this many.
 EXPANSION_LIMIT = 100
 PINNED_FACTOR = 1.15
-SUPERSEDED_FACTOR = 0.5
-# Chains of replacements are followed this many steps beyond the hits the text found.
-CHAIN_STEPS = 16
 # The entity bonus is at most this share of the best text score of the query.
 ENTITY_WEIGHT = 0.1
 # Feedback moves a hit by at most this share of the best text score of the query.
 FEEDBACK_WEIGHT = 0.25
-
-
-@dataclass(eq=False)
-class Hit:
-    """One ranked memory with the parts of its score."""
-
-    fields: dict[str, Any]
-    parts: dict[str, float]
-    superseded_by: list[str] = field(default_factory=list)
-    # Later memories of its type about the same entities, placed above it (not lowered).
-    said_again_by: list[str] = field(default_factory=list)
-
-    @property
-    def record(self) -> dict[str, Any]:
-        """Content and semantic delta, decoded only for the hits that are returned."""
-        if "_record" not in self.__dict__:
-            self.__dict__["_record"] = json.loads(self.fields["record"])
-        return self.__dict__["_record"]
-
-    @property
-    def memory_id(self) -> str:
-        """The memory's id."""
-        return self.fields["memory_id"]
-
-    @property
-    def score(self) -> float:
-        """The whole score: (text + entity + feedback + valid_time + meaning) x factor."""
-        p = self.parts
-        added = p.get("text", 0.0) + p.get("entity", 0.0) + p.get("feedback", 0.0)
-        return (added + p.get("valid_time", 0.0) + p.get("meaning", 0.0)) * p.get("factor", 1.0)
 
 
 def rank(
@@ -108,7 +75,8 @@ def rank(
     judgements: list[tuple[str, int, str]] = (),  # type: ignore[assignment]
     dense: Any = None,
 ) -> tuple[list[Hit], int]:
-    """The top hits for a query and how many memories matched it.
+    """The hits of a query's page (its top_k from its offset, and one more if there is
+    one), in its order, and how many memories matched it.
 
     judgements are operators' (memory_id, +1/-1, query) from the ledger's feedback; dense
     the vault's DenseIndex when meaning is on (search/fusion.py).
@@ -123,18 +91,26 @@ def rank(
     allow, hidden = narrowed(searcher, controls, query, now)
     if allow is not None and not allow:
         return [], 0  # (Whoosh reads an empty filter as no filter at all)
+    # One hit more than the page asks for: whether there are more (search_call.Controls).
+    start, end = controls.offset, controls.offset + controls.top_k + 1
+    oldest = controls.order == "oldest"
     if query.lists:  # nothing to rank by: what the filters leave, newest first
-        docnums, total = newest(searcher, allow, hidden, 0, controls.top_k)
-        listed = [_hit(stored.Stored.of(searcher, d), {"text": 0.0}) for d in docnums]
+        docnums, total = newest(searcher, allow, hidden, start, end - start, oldest=oldest)
+        listed = [Hit(stored.Stored.of(searcher, d), {"text": 0.0}) for d in docnums]
         return _loaded(listed), total
-    pool = max(controls.top_k * 3, 15)
+    pool = max((controls.offset + controls.top_k) * 3, 15)
     scores = text_scores(searcher, "all", words, allow, hidden)
     if forms:
         scores = with_forms(searcher, "all", scores, forms, FORM_WEIGHT, allow, hidden)
     total = len(scores)
+    if controls.order != "relevance":  # the memories the words match, by when they changed
+        matched = scores if isinstance(scores, dict) else scores.matches()
+        docnums, _ = newest(searcher, set(matched), hidden, start, end - start, oldest=oldest)
+        dated = [Hit(stored.Stored.of(searcher, d), {"text": matched[d]}) for d in docnums]
+        return _loaded(dated), total
     top = _best_by_text(searcher, scores, [w for w in every if w not in words], pool)
     hits: dict[int, Hit] = {
-        docnum: _hit(stored.Stored.of(searcher, docnum), {"text": score}) for docnum, score in top
+        docnum: Hit(stored.Stored.of(searcher, docnum), {"text": score}) for docnum, score in top
     }
     best_text = max((h.parts["text"] for h in hits.values()), default=1.0) or 1.0
     bonuses = _entity_bonus(searcher, words, allow, hidden, hits)
@@ -152,7 +128,7 @@ def rank(
     for docnum, bonus in bonuses.items():
         hit = hits.get(docnum)
         if hit is None:
-            hit = hits[docnum] = _hit(stored.Stored.of(searcher, docnum), {"text": 0.0})
+            hit = hits[docnum] = Hit(stored.Stored.of(searcher, docnum), {"text": 0.0})
             total += 1
         hit.parts["entity"] = round(bonus * best_text * ENTITY_WEIGHT, 6)
     for hit in _named(query.text, hits):
@@ -170,7 +146,18 @@ def rank(
         if hit.fields.get("pinned"):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR
     ordered = sorted(hits.values(), key=lambda h: (-h.score, h.fields["path"]))
-    return _loaded(_place_superseded(searcher, ordered, hidden)[: controls.top_k]), total
+    return _loaded(place_superseded(searcher, ordered, hidden)[start:end]), total
+
+
+def with_key(searcher: Any, key: str, now: datetime) -> list[Hit]:
+    """The memories whose key is this one, by path; dismissed and expired ones left out."""
+    from whoosh import query as q
+
+    dismissed, expiring = stored.hidden_parts(searcher)
+    hidden = dismissed | {docnum for docnum, at in expiring if at <= now.timestamp()}
+    docnums = [d for d in searcher.docs_for_query(q.Term("key", key)) if d not in hidden]
+    found = [Hit(stored.Stored.of(searcher, d), {"text": 1.0}) for d in docnums]
+    return _loaded(sorted(found, key=lambda hit: hit.fields["path"]))
 
 
 def by_words(searcher: Any, text: str, n: int, now: datetime) -> list[Hit]:
@@ -184,7 +171,7 @@ def by_words(searcher: Any, text: str, n: int, now: datetime) -> list[Hit]:
     _, hidden = narrowed(searcher, Controls(top_k=n), parse_query(""), now)
     scores = text_scores(searcher, "all", words, None, hidden)
     top = _best_by_text(searcher, scores, [w for w in every if w not in words], n)
-    return _loaded([_hit(stored.Stored.of(searcher, d), {"text": s}) for d, s in top])
+    return _loaded([Hit(stored.Stored.of(searcher, d), {"text": s}) for d, s in top])
 
 
 def _loaded(chosen: list[Hit]) -> list[Hit]:
@@ -266,10 +253,6 @@ def _related_forms(searcher: Any, every: list[str]) -> dict[str, list[str]]:
     return {word: held for word, held in found.items() if held}
 
 
-def _hit(fields: dict[str, Any], parts: dict[str, float]) -> Hit:
-    return Hit(fields=fields, parts=parts)
-
-
 def _allowed(docnum: int, allow: set | None, hidden: set | None) -> bool:
     return (allow is None or docnum in allow) and not (hidden and docnum in hidden)
 
@@ -337,56 +320,3 @@ def _mentioning_as(searcher: Any, name: str, kind: str, gloss: str) -> list[int]
             if _mentions_as(stored.mentions(searcher, docnum), name, kind, gloss)
         ]
     return kept[name, kind, gloss]
-
-
-def _place_superseded(searcher: Any, ordered: list[Hit], hidden: set | None) -> list[Hit]:
-    """Demote superseded hits and put each below its replacement, following whole chains.
-
-    supersedes is followed transitively: when C replaced B which replaced A, C comes above
-    B and B above A wherever A ranked, and C is added if only A or B matched. One step
-    only (B above A) left B, itself stale, above A with the current C nowhere.
-    """
-    by_id = {h.memory_id: h for h in ordered}
-    superseded = stored.superseded_ids(searcher)
-    steps = {h.memory_id: 0 for h in ordered}
-    # ordered grows while it is walked: a replacement added here is checked in turn.
-    for hit in ordered:
-        if hit.memory_id not in superseded or steps[hit.memory_id] >= CHAIN_STEPS:
-            continue
-        replacements = [
-            stored.Stored.of(searcher, docnum)
-            for docnum in stored.replacing(searcher, hit.memory_id)
-            if not (hidden and docnum in hidden)
-        ][:5]
-        hit.superseded_by = [r["memory_id"] for r in replacements]
-        if not hit.superseded_by:
-            continue
-        hit.parts["factor"] = hit.parts.get("factor", 1.0) * SUPERSEDED_FACTOR
-        for found in replacements:
-            if found["memory_id"] not in by_id:
-                replacement = _hit(found, {"text": hit.parts.get("text", 0.0)})
-                replacement.parts["entity"] = hit.parts.get("entity", 0.0)
-                by_id[replacement.memory_id] = replacement
-                steps[replacement.memory_id] = steps[hit.memory_id] + 1
-                ordered.append(replacement)
-    ordered.sort(key=lambda h: (-h.score, h.fields["path"]))
-    return _newest_first(ordered, by_id)
-
-
-def _newest_first(ordered: list[Hit], by_id: dict[str, Hit]) -> list[Hit]:
-    """ordered, with each hit's replacements (and theirs, all the way) put right above it."""
-    result: list[Hit] = []
-    placed: set[int] = set()  # ids of Hit objects: two files may share a memory_id
-
-    def place(hit: Hit) -> None:
-        if id(hit) in placed:
-            return
-        placed.add(id(hit))  # before its replacements: a cycle stops here
-        for newer in hit.superseded_by + hit.said_again_by:
-            if newer in by_id:
-                place(by_id[newer])
-        result.append(hit)
-
-    for hit in ordered:
-        place(hit)
-    return result

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from vault_tool.core.text import analysed_words
-from vault_tool.search.ranking import Hit
+from vault_tool.search.hits import Hit
 
 # A hit whose share of the budget would be smaller than this gets no content at all:
 # a few stray bytes help nobody.

@@ -3,7 +3,7 @@
 A query naming a time (core/spoken_dates.py) lifts candidates whose facts hold then, or
 that were made then; a query about now lowers candidates whose best fact has ended, and
 places a later memory of a candidate's type about the same entities above it. Each
-writes into a hit's parts (ranking.Hit) so `search --explain` shows it.
+writes into a hit's parts (hits.Hit) so `search --explain` shows it.
 """
 
 from __future__ import annotations

@@ -23,8 +23,9 @@ DATA_NOTICE = (
 
 
 @stages.timed("rendering")
-def search_text(result: dict[str, Any]) -> str:
-    """A search result (ranked hits or one addressed memory) as readable text."""
+def search_text(result: dict[str, Any], order: str = "relevance") -> str:
+    """A search result (ranked hits, hits by key, or one addressed memory) as readable
+    text; order: the one the call asked for."""
     if "selected_hits" not in result:
         return _memory_text(result)
     lines: list[str] = []
@@ -37,12 +38,15 @@ def search_text(result: dict[str, Any]) -> str:
     if not hits:
         lines.append(_empty_reason(result))
         return "\n".join(lines)
-    # A query of filters alone (type:decision) lists what they leave: newest first.
-    order = "newest first" if parse_query(result["query"]).lists else "best first"
-    lines.append(
-        f"Recalled {len(hits)} of {result['total_matches']} matching memories for "
-        f"{result['query']!r}, {order}. {DATA_NOTICE}"
-    )
+    if "key" in result:
+        lines.append(f"Recalled the memory with key {result['key']!r}. {DATA_NOTICE}")
+    else:
+        lines.append(
+            f"Recalled {len(hits)} of {result['total_matches']} matching memories for "
+            f"{result['query']!r}, {_order(result, order)}. {DATA_NOTICE}"
+        )
+    if result.get("has_more"):
+        lines.append(f"More memories match: send offset {result['next_offset']} for the next page.")
     boundary = secrets.token_hex(4)
     for rank, hit in enumerate(hits, 1):
         label = f"memory {rank} {boundary}"
@@ -241,7 +245,22 @@ def _fact(fact: dict[str, Any]) -> str:
     return text
 
 
+def _order(result: dict[str, Any], order: str) -> str:
+    """How the hits are ordered: a query of filters alone (type:decision) lists what they
+    leave, newest first unless asked otherwise."""
+    if order != "relevance":
+        return f"{order} first"
+    return "newest first" if parse_query(result["query"]).lists else "best first"
+
+
 def _empty_reason(result: dict[str, Any]) -> str:
+    if result.get("reason") == "no_such_key":
+        return f"No memory has key {result['key']!r} (an exact lookup: keys are not searched)."
+    if result["total_matches"]:
+        return (
+            f"No more hits: the {result['total_matches']} memories matching "
+            f"{result['query']!r} were all on earlier pages (offset is past the end)."
+        )
     if result.get("index_catching_up"):
         return (
             f"No memory matched {result['query']!r} in what is indexed so far. The index is "

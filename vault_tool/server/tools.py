@@ -8,10 +8,11 @@ outcome whose text names the field and the fix.
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -135,10 +136,21 @@ def run_tool(
     """Call the engine for one tool call and turn whatever happens into an Outcome."""
     spec(name)
     args = {} if arguments is None else arguments
+    outcome = _outcome(vault, name, args, client, cancelled)
+    if isinstance(args, dict) and args.get("response_format") == "json":
+        # For hosts that show a model only the text: the structured result itself.
+        return replace(outcome, text=json.dumps(outcome.structured, ensure_ascii=False))
+    return outcome
+
+
+def _outcome(
+    vault: Any, name: str, args: Any, client: str, cancelled: Callable[[], bool] | None
+) -> Outcome:
     try:
         if name == SEARCH:
             result = vault.search(args, client, cancelled=cancelled)
-            return Outcome(result, render.search_text(result), is_error=False)
+            order = args.get("order", "relevance") if isinstance(args, dict) else "relevance"
+            return Outcome(result, render.search_text(result, order), is_error=False)
         result = vault.remember(args, client)
         return Outcome(result, render.remember_text(result), is_error=False)
     except VaultError as problem:
