@@ -266,3 +266,22 @@ def test_iter_memory_paths_lists_only_memory_files(tmp_path: Path, vault_path: P
         store.close()
     assert set(found) == wanted
     assert all(stat.st_size == 4 for stat in found.values())
+
+
+def test_a_file_removed_while_the_folder_is_listed_is_left_out(vault_path: Path):
+    """A person's checkout, stash or clean removes files while the watcher lists the folder:
+    the files listed but gone by their stat are left out, not a crash of the listing."""
+    folder = vault_path / "notes"
+    folder.mkdir()
+    for name in ("a.md", "b.md", "c.md"):
+        (folder / name).write_text(f"# {name}\n")
+    store = Store.open(vault_path)
+    try:
+        listing = store.iter_memory_paths()
+        first, _ = next(listing)  # the folder is read whole; its entries are stat-ed in turn
+        for name in ("a.md", "b.md", "c.md"):
+            if f"notes/{name}" != first:
+                (folder / name).unlink()
+        assert list(listing) == []
+    finally:
+        store.close()

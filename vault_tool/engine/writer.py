@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from vault_tool.core import calls, changelog, ids, redact, schema, stages
@@ -203,7 +204,7 @@ class Writer:
         assert memory.id and memory.created
         folder = f"{memory.memory_type}/{memory.created[:7]}"
         full = self.root / folder
-        if full.is_dir() and sum(1 for _ in os.scandir(full)) >= FOLDER_FILE_LIMIT:
+        if _entries(full) >= FOLDER_FILE_LIMIT:
             folder = f"{folder}/{memory.created[8:10]}"
         stem = ids.slugify(memory.title)
         path = f"{folder}/{stem}.md"
@@ -365,3 +366,11 @@ def _ours_unless_kept(old: Memory | None, key: str, ours: str) -> str | None:
     if old is None:
         return ours
     return getattr(old, key) or (None if key in old.extra else ours)
+
+
+def _entries(folder: Path) -> int:
+    """How many entries a folder holds (0: none, or no folder, or gone while counted)."""
+    try:
+        return sum(1 for _ in os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return 0

@@ -218,10 +218,17 @@ class Store:
             return None
 
     def iter_memory_paths(self) -> Iterator[tuple[str, os.stat_result]]:
-        """Every memory file in the vault with its stat, without following symlinks."""
+        """Every memory file in the vault with its stat, without following symlinks. A file
+        removed between the folder's listing and its stat (a person's checkout, stash or
+        clean meanwhile) is left out, as a later listing would leave it."""
         for rel, entry in files_under(self.root):
-            if is_memory_path(rel):
-                yield rel, entry.stat(follow_symlinks=False)
+            if not is_memory_path(rel):
+                continue
+            try:
+                stat = entry.stat(follow_symlinks=False)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            yield rel, stat
 
     def matches_head(self, relpath: str, data: bytes | None) -> bool:
         """Whether these bytes (None: no file) are what HEAD holds at relpath: the one test
