@@ -38,6 +38,10 @@ NOTES = [
 
 @pytest.fixture
 def billing(tmp_path: Path) -> Path:
+    return make_billing(tmp_path)
+
+
+def make_billing(tmp_path: Path) -> Path:
     """A vault of six hand-made notes about billing (one with a key), committed by a person."""
     root = tmp_path / "vault"
     Store.init(root).close()
@@ -51,7 +55,7 @@ def billing(tmp_path: Path) -> Path:
     return root
 
 
-async def _ready(session) -> None:
+async def ready(session) -> None:
     """Until the server's catch-up has indexed the six notes (the first calls answer
     before it is done, and say so)."""
 
@@ -68,7 +72,7 @@ def _titles(result) -> list[str]:
 
 async def test_three_pages_follow_each_other_in_one_stable_order(billing: Path):
     async with stdio_session(billing) as (session, _):
-        await _ready(session)
+        await ready(session)
         whole = await call(session, "search", {"query": "billing", "top_k": 6})
         pages, offset = [], 0
         for _ in range(3):
@@ -85,7 +89,7 @@ async def test_three_pages_follow_each_other_in_one_stable_order(billing: Path):
 
 async def test_past_the_last_page_is_empty_and_says_so(billing: Path):
     async with stdio_session(billing) as (session, _):
-        await _ready(session)
+        await ready(session)
         result = await call(session, "search", {"query": "billing", "offset": 6})
     assert not result.is_error
     assert result.structured_content["selected_hits"] == []
@@ -96,7 +100,7 @@ async def test_past_the_last_page_is_empty_and_says_so(billing: Path):
 async def test_newest_and_oldest_order_by_updated_one_the_others_reverse(billing: Path):
     by_date = [t for t, _, _ in sorted(NOTES, key=lambda n: (n[1], n[2]))]
     async with stdio_session(billing) as (session, _):
-        await _ready(session)
+        await ready(session)
         newest = await call(session, "search", {"query": "billing", "top_k": 6, "order": "newest"})
         oldest = await call(session, "search", {"query": "billing", "top_k": 6, "order": "oldest"})
         second = await call(
@@ -110,7 +114,7 @@ async def test_newest_and_oldest_order_by_updated_one_the_others_reverse(billing
 
 async def test_a_key_finds_its_memory_and_a_missing_key_is_an_empty_result(billing: Path):
     async with stdio_session(billing) as (session, _):
-        await _ready(session)
+        await ready(session)
         found = await call(session, "search", {"key": "billing.retention"})
         missing = await call(session, "search", {"key": "billing.nothing"})
     assert _titles(found) == ["Billing keeps receipts seven years"]
@@ -122,7 +126,7 @@ async def test_a_key_finds_its_memory_and_a_missing_key_is_an_empty_result(billi
 
 async def test_response_format_json_makes_the_text_the_structured_result(billing: Path):
     async with stdio_session(billing) as (session, _):
-        await _ready(session)
+        await ready(session)
         hits = await call(session, "search", {"query": "billing", "response_format": "json"})
         read = await call(
             session, "search", {"key": "billing.retention", "response_format": "json"}
@@ -148,7 +152,7 @@ async def test_a_bad_control_is_refused_naming_the_field_and_the_fix(
     billing: Path, arguments: dict, field: str, fix: str
 ):
     async with stdio_session(billing) as (session, _):
-        await _ready(session)
+        await ready(session)
         result = await call(session, "search", arguments)
     assert result.is_error
     error = result.structured_content["error"]

@@ -93,7 +93,9 @@ def cli_loop(shared: Shared, scratch: Path, seed: int) -> None:
             shared.counts["cli_calls"] += 1
         if done.returncode != 0:
             code = "vault_busy" if done.returncode == 6 else f"exit {done.returncode}"
-            shared.refused("cli", "remember", code, started, done.stderr.strip())
+            # With --json an error is printed on stdout (its JSON), a crash on stderr.
+            said = done.stderr.strip() or done.stdout.strip()
+            shared.refused("cli", "remember", code, started, said)
             continue
         result = json.loads(done.stdout)
         shared.ack("cli", result["memory_id"], result["version_id"], 1, False, started)

@@ -65,6 +65,7 @@ VAULT_METHODS = {
     "sync_paths",
     "take_in_offline_changes",
     "team",
+    "timeline",
     "uncommitted",
     "upkeep",
     "version",

@@ -89,6 +89,7 @@ KNOWN_SETTINGS = {
     "write": {"lock_timeout_seconds"},
     "sync": {"every"},
     "search": {"semantic"},
+    "server": {"tools"},
 }
 
 
@@ -126,6 +127,8 @@ def _check_config(checkup: Checkup) -> Check:
         f"{path}: auto_commit {str(settings.auto_commit).lower()}, debounce "
         f"{settings.debounce_ms} ms, lock timeout {settings.lock_timeout_seconds:g} s"
     )
+    if settings.server_tools != "core":
+        summary += f", servers offer the {settings.server_tools} tools"
     if settings.semantic:
         from vault_tool.search import dense
 

@@ -13,6 +13,7 @@ import click
 from vault_tool.cli.choices import NamedChoice
 from vault_tool.cli.output import emit, vault_options
 from vault_tool.ops.hosts import HOSTS
+from vault_tool.storage.config import TOOL_PROFILES, read_config
 
 
 @click.command()
@@ -60,6 +61,13 @@ from vault_tool.ops.hosts import HOSTS
     help="Also accept browser requests from this Origin (repeatable).",
 )
 @click.option(
+    "--tools",
+    "profile",
+    type=click.Choice(TOOL_PROFILES),
+    help="The tools offered: core (search, remember) or extended (also read, timeline; "
+    "docs/mcp.md) [default: [server] tools in .vault/config.toml, else core].",
+)
+@click.option(
     "--sync-every",
     metavar="DURATION",
     help="Sync with the git remote this often (30s, 5m, 1h; 0 never) while this server "
@@ -75,11 +83,12 @@ def serve(
     rate_limit: int,
     allow_hosts: tuple[str, ...],
     allow_origins: tuple[str, ...],
+    profile: str | None,
     sync_every: str | None,
     vault_path: str | None,
     as_json: bool,
 ) -> None:
-    """Serve the vault to MCP hosts: two tools, search and remember.
+    """Serve the vault to MCP hosts: two tools, search and remember (--tools extended: more).
 
     Over stdio by default (one server per host connection; it exits when stdin closes or on
     SIGTERM). Over stdio the vault is opened, and hand edits watched, only once the host's
@@ -92,6 +101,7 @@ def serve(
     """
     root = _existing_vault(vault_path)
     every = None if sync_every is None else _duration(sync_every)
+    profile = profile or read_config(root).server_tools
     if use_http:
         from vault_tool.server import http
 
@@ -108,11 +118,11 @@ def serve(
 
     configure_logging(root)
     if use_http:
-        http.serve_http(root, config, every)
+        http.serve_http(root, config, every, profile)
         return
     from vault_tool.server.stdio import serve_stdio
 
-    serve_stdio(root, every)
+    serve_stdio(root, every, profile)
 
 
 @click.command()
@@ -144,6 +154,13 @@ def serve(
     help="With --url: write this token into the config file itself (the file then holds a "
     "secret; prefer --token-env).",
 )
+@click.option(
+    "--tools",
+    "profile",
+    type=click.Choice(TOOL_PROFILES),
+    help="Have the server offer these tools (`serve --tools`) [default: the vault's "
+    "[server] tools].",
+)
 @vault_options
 def connect(
     host: str,
@@ -153,6 +170,7 @@ def connect(
     url: str | None,
     token_env: str | None,
     token: str | None,
+    profile: str | None,
     vault_path: str | None,
     as_json: bool,
 ) -> None:
@@ -178,7 +196,7 @@ def connect(
         remote_hosts.require_known(host)
         server = remote_hosts.remote(url, token_env, token)
     else:
-        server = hosts.server_command(_existing_vault(vault_path))
+        server = hosts.server_command(_existing_vault(vault_path), profile)
     path = Path(config_path).expanduser().absolute() if config_path else hosts.default_path(host)
     remote = server if isinstance(server, remote_hosts.Remote) else None
     result: dict[str, Any] = {
@@ -232,8 +250,16 @@ def _render_connect(out: Any, result: dict[str, Any], write: bool) -> None:
     metavar="DIR",
     help="Write DIR/SKILL.md, for example ~/.claude/skills/vault-memory.",
 )
+@click.option(
+    "--tools",
+    "profile",
+    type=click.Choice(TOOL_PROFILES),
+    default="core",
+    show_default=True,
+    help="Describe the tools of this profile (extended: a section on the tools it adds).",
+)
 @vault_options
-def skill(install_dir: str | None, vault_path: str | None, as_json: bool) -> None:
+def skill(install_dir: str | None, profile: str, vault_path: str | None, as_json: bool) -> None:
     """Print the agent skill file: when to search, what is worth remembering, how to write it.
 
     It covers good `is` glosses, snake_case predicates and what to do on a version
@@ -241,14 +267,16 @@ def skill(install_dir: str | None, vault_path: str | None, as_json: bool) -> Non
     description), keeping a changed older copy as SKILL.md.bak.
     """
     from vault_tool.ops import skill as skill_file
+    from vault_tool.server import extended
 
+    more = [(e.name, e.description) for e in extended.EXTRAS] if profile == "extended" else []
     if not install_dir:
         if as_json:
-            emit({"skill": skill_file.text()}, True, lambda out: None)
+            emit({"skill": skill_file.text(more)}, True, lambda out: None)
         else:
-            click.echo(skill_file.text(), nl=False)
+            click.echo(skill_file.text(more), nl=False)
         return
-    path, changed = skill_file.install(Path(install_dir).expanduser().absolute())
+    path, changed = skill_file.install(Path(install_dir).expanduser().absolute(), more)
     result = {"path": str(path), "written": changed}
 
     def render(out: Any) -> None:

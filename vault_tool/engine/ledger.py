@@ -26,7 +26,7 @@ from vault_tool.core import redact, stages
 from vault_tool.core.ids import new_id
 from vault_tool.errors import InvalidInput, NotFound
 from vault_tool.storage import durable
-from vault_tool.storage.durable import write_all
+from vault_tool.storage.durable import in_remade_folder, write_all
 
 log = logging.getLogger(__name__)
 
@@ -168,10 +168,10 @@ class Ledger:
                         yield record
 
     def _append(self, record: dict[str, Any], name: str | None = None) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
         path = self.dir / (name or f"{record['time'][:7]}.jsonl")
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
+        fd = in_remade_folder(self.dir, lambda: os.open(path, flags, 0o600))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size

@@ -142,3 +142,13 @@ def _require_as_indexed(doc: Indexed, folder: Path) -> None:
         hint="retry in a moment (nothing was changed or lost)",
         field="memory_id",
     )
+
+
+def timeline(index: Index, doc: Indexed, before: int, after: int) -> dict[str, Any]:
+    """The memories updated just before and after doc's, oldest first, doc marked."""
+    now = datetime.now(UTC)
+    shown, earlier, later = index.read(
+        lambda searcher: listing.around(searcher, doc.path, before, after, now)
+    )
+    entries = [{**entry, "anchor": entry["path"] == doc.path} for entry in shown]
+    return {"anchor": doc.memory_id, "entries": entries, "earlier": earlier, "later": later}

@@ -154,6 +154,10 @@ class Vault:
         )
         return result
 
+    def timeline(self, memory_id: str, before: int = 5, after: int = 5) -> dict[str, Any]:
+        """The memories updated just before and after this one, oldest first."""
+        return reads.timeline(self._index, self._require(memory_id), before, after)
+
     # --- reading -------------------------------------------------------------------------
 
     def read(self, memory_id: str) -> dict[str, Any]:

@@ -39,9 +39,11 @@ class Installed:
     backup: Path | None
 
 
-def server_command(vault: Path) -> list[str]:
-    """The absolute command line that starts this vault's stdio server."""
-    return [*_executable(), "serve", "--vault", str(vault)]
+def server_command(vault: Path, profile: str | None = None) -> list[str]:
+    """The absolute command line that starts this vault's stdio server (offering the
+    profile's tools, when one is named)."""
+    tools = ["--tools", profile] if profile else []
+    return [*_executable(), "serve", "--vault", str(vault), *tools]
 
 
 def default_path(host: str) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from vault_tool.core import schema
@@ -10,17 +11,22 @@ from vault_tool.core import schema
 FILE_NAME = "SKILL.md"
 
 
-def text() -> str:
-    """The skill file, with the memory types of the schema filled in."""
+def text(more_tools: Sequence[tuple[str, str]] = ()) -> str:
+    """The skill file, with the memory types of the schema filled in; more_tools (name,
+    description) are the tools a server of the extended profile offers besides."""
     template = (Path(__file__).parent / "skill.md").read_text(encoding="utf-8")
     types = "\n".join(f"- `{name}`: {about}" for name, about in schema.memory_types().items())
-    return template.replace("{{memory_types}}", types)
+    text = template.replace("{{memory_types}}", types)
+    if more_tools:
+        listed = "\n".join(f"- `{name}`: {about}" for name, about in more_tools)
+        text += f"\n## More tools (this server offers the extended profile)\n\n{listed}\n"
+    return text
 
 
-def install(folder: Path) -> tuple[Path, bool]:
+def install(folder: Path, more_tools: Sequence[tuple[str, str]] = ()) -> tuple[Path, bool]:
     """Write folder/SKILL.md: (its path, whether it changed); a replaced file is kept as .bak."""
     target = folder / FILE_NAME
-    content = text()
+    content = text(more_tools)
     if target.exists() and target.read_text(encoding="utf-8") == content:
         return target, False
     folder.mkdir(parents=True, exist_ok=True)

@@ -144,6 +144,27 @@ def listed(
     return entries(searcher, docnums), total
 
 
+def around(
+    searcher: Any, path: str, before: int, after: int, now: datetime
+) -> tuple[list[dict[str, Any]], int, int]:
+    """The memories around the one at path, oldest first by updated (equal times by path):
+    before of them, it, after of them; and how many more are earlier and later. Dismissed
+    and expired ones are left out (the anchor itself never is)."""
+    from whoosh import query as q
+
+    anchor = next(iter(searcher.docs_for_query(q.Term("path", path))), None)
+    if anchor is None:
+        return [], 0, 0
+    _, hidden = narrowed(searcher, Controls(), Query(), now)
+    kept = [d for d in searcher.reader().all_doc_ids() if not (hidden and d in hidden)]
+    kept = kept if anchor in kept else [*kept, anchor]
+    updated, paths = _updated(searcher), columns(searcher)["path"]
+    kept.sort(key=lambda d: (updated.get(d, 0), paths[d]))
+    at = kept.index(anchor)
+    start, end = max(0, at - before), min(len(kept), at + after + 1)
+    return entries(searcher, kept[start:end]), start, len(kept) - end
+
+
 def _updated(searcher: Any) -> dict[int, int]:
     """docnum -> updated (epoch seconds) of every document, read once per index generation
     from the numeric field's full-precision terms (the field has no column)."""

@@ -1,4 +1,4 @@
-"""The SDK's low-level Server, wired to the two tools: tools/list and tools/call, nothing else.
+"""The SDK's low-level Server, wired to the profile's tools: tools/list and tools/call only.
 
 The low-level Server is used (not MCPServer) so that the tool schemas are the files in
 schema/ (tools.py), and so that a call whose arguments break the schema reaches our own
@@ -29,15 +29,16 @@ def build_server(runtime: Runtime) -> Server[Any]:
     # Both handlers answer with the wire's dicts (early.py): the SDK validates a result once
     # as it sends it, so building its models first would only do that work twice.
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
-        return early.tools_list_result(read_only=_access(ctx)[1])
+        return early.tools_list_result(read_only=_access(ctx)[1], profile=runtime.profile)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
         try:
-            spec = tools.spec(params.name)
+            spec = tools.spec(params.name, runtime.profile)
         except tools.UnknownTool:
+            offered = ", ".join(s.name for s in tools.tool_specs(runtime.profile))
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown tool: {params.name!r}; this server has search and remember",
+                message=f"Unknown tool: {params.name!r}; this server has {offered}",
             ) from None
         token, read_only = _access(ctx)
         client = client_name(ctx)

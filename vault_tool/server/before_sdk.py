@@ -108,7 +108,7 @@ class EarlyServer:
         if request.kind == early.PING:
             result: dict[str, Any] = {}
         elif request.kind == early.LIST:
-            result = early.tools_list_result()
+            result = early.tools_list_result(profile=self.runtime.profile)
         else:
             self.calling.set()
             opened.wait()

@@ -73,9 +73,10 @@ def answer(request_id: Any, result: dict[str, Any]) -> str:
 
 
 @cache
-def tools_list_result(read_only: bool = False) -> dict[str, Any]:
-    """The ListToolsResult, as the wire carries it."""
-    return {"tools": [tool_entry(s) for s in tools.tool_specs() if not (s.writes and read_only)]}
+def tools_list_result(read_only: bool = False, profile: str = "core") -> dict[str, Any]:
+    """The ListToolsResult of a profile, as the wire carries it."""
+    listed = tools.tool_specs(profile)
+    return {"tools": [tool_entry(s) for s in listed if not (s.writes and read_only)]}
 
 
 def tool_entry(spec: tools.ToolSpec) -> dict[str, Any]:

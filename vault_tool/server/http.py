@@ -121,7 +121,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def serve_http(root: Path, config: HttpSettings, sync_every: float | None = None) -> None:
+def serve_http(
+    root: Path, config: HttpSettings, sync_every: float | None = None, profile: str = "core"
+) -> None:
     """Serve the vault over Streamable HTTP until SIGTERM or Ctrl-C."""
     stop = threading.Event()
     # uvicorn handles SIGTERM/SIGINT while it serves, then re-raises the signal once it has
@@ -129,7 +131,7 @@ def serve_http(root: Path, config: HttpSettings, sync_every: float | None = None
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stop.set())
     listener = _listen(config.host, config.port)
-    runtime = Runtime(root, "http", sync_every)
+    runtime = Runtime(root, "http", sync_every, profile)
     runtime.open()
     try:
         import anyio

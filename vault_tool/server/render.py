@@ -138,6 +138,36 @@ def error_text(error: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@stages.timed("rendering")
+def read_text(result: dict[str, Any]) -> str:
+    """The extended profile's read: each memory as search's memory_id read shows it."""
+    parts = [_memory_text(memory) for memory in result["memories"]]
+    if result["unknown"]:
+        unknown = ", ".join(escape(memory_id) for memory_id in result["unknown"])
+        parts.append(f"No memory has these ids (deleted, or never stored): {unknown}.")
+    return "\n\n".join(parts)
+
+
+@stages.timed("rendering")
+def timeline_text(result: dict[str, Any]) -> str:
+    """The extended profile's timeline: one line a memory, oldest first, the anchor marked.
+    Titles are memory text: they sit inside a block, like a search's hits."""
+    boundary = secrets.token_hex(4)
+    lines = [
+        f"Timeline around {escape(result['anchor'])}, oldest first by last update; "
+        f"{result['earlier']} earlier and {result['later']} later not shown. {DATA_NOTICE}",
+        f"<<< BEGIN timeline {boundary} >>>",
+    ]
+    for entry in result["entries"]:
+        mark = "> " if entry["anchor"] else "  "
+        lines.append(
+            f"{mark}{entry['updated']} · {entry['memory_type']} · {entry['title']} "
+            f"(id {entry['memory_id']})"
+        )
+    lines.append(f"<<< END timeline {boundary} >>>")
+    return "\n".join(lines)
+
+
 def _memory_text(memory: dict[str, Any]) -> str:
     delta = memory.get("semantic_delta") or {}
     boundary = secrets.token_hex(4)

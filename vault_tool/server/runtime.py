@@ -86,9 +86,16 @@ class AuditLog:
 class Runtime:
     """The opened vault, its watcher, and the bookkeeping that lets shutdown wait for calls."""
 
-    def __init__(self, root: Path, transport: str, sync_every: float | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        transport: str,
+        sync_every: float | None = None,
+        profile: str = "core",
+    ) -> None:
         self.root = root
         self.transport = transport
+        self.profile = profile  # which tools it offers (tools.tool_specs)
         self.vault: Any = None
         self.watcher: Any = None
         self.syncer: Any = None
@@ -199,7 +206,12 @@ class Runtime:
                     outcome = tools.refusal(problem)
                 else:
                     outcome = tools.run_tool(
-                        self.vault, name, arguments, client=client, cancelled=cancelled
+                        self.vault,
+                        name,
+                        arguments,
+                        client=client,
+                        cancelled=cancelled,
+                        profile=self.profile,
                     )
         finally:
             with self._idle:

@@ -77,7 +77,7 @@ class WireReader:
             self._buffer.extend(chunk)
 
 
-def serve_stdio(root: Path, sync_every: float | None = None) -> None:
+def serve_stdio(root: Path, sync_every: float | None = None, profile: str = "core") -> None:
     """Serve the vault at root over stdio until stdin closes or a signal arrives."""
     # Until the event loop listens for them, a stop signal unwinds through the finally below.
     for signum in STOP_SIGNALS:
@@ -91,7 +91,7 @@ def serve_stdio(root: Path, sync_every: float | None = None) -> None:
     handshake_answer = handshake.early_answer(first)
     if handshake_answer is not None:
         _write_all(wire_out, (handshake_answer.line + "\n").encode("utf-8"))
-    runtime = Runtime(root, "stdio", sync_every)
+    runtime = Runtime(root, "stdio", sync_every, profile)
     inbox = Inbox()
     threading.Thread(target=_pump, args=(reader, inbox), name="stdin-reader", daemon=True).start()
     opened, answered, ready = threading.Event(), threading.Event(), threading.Event()

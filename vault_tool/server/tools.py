@@ -1,4 +1,5 @@
-"""The two tools an agent sees, and the one wrapper every call goes through.
+"""The tools an agent sees (search and remember; more in the extended profile), and the one
+wrapper every call goes through.
 
 Schemas come from schema/ (schemas.tool_schema: self-contained, only the definitions each
 tool reaches), so the files stay the single source of truth. `run_tool` is synchronous (it
@@ -17,7 +18,7 @@ from functools import cache
 from typing import Any
 
 from vault_tool.errors import ReadOnlyAccess, VaultError
-from vault_tool.server import render, schemas
+from vault_tool.server import extended, render, schemas
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +68,30 @@ class UnknownTool(LookupError):
     """A tools/call named a tool this server does not have (a protocol error, not a result)."""
 
 
+def tool_specs(profile: str = "core") -> tuple[ToolSpec, ...]:
+    """The tools of a profile: search and remember, and in `extended` the tools of
+    extended.py; with their schemas loaded from schema/."""
+    return _core() + (_extended() if profile == "extended" else ())
+
+
 @cache
-def tool_specs() -> tuple[ToolSpec, ...]:
-    """search and remember, with their schemas loaded from schema/."""
+def _extended() -> tuple[ToolSpec, ...]:
+    return tuple(
+        ToolSpec(
+            name=extra.name,
+            title=extra.title,
+            description=extra.description,
+            input_schema=schemas.tool_schema(f"{extra.name}.input.schema.json", patterns=False),
+            output_schema=output_schema(f"{extra.name}.output.schema.json"),
+            annotations=extra.annotations,
+            writes=extra.writes,
+        )
+        for extra in extended.EXTRAS
+    )
+
+
+@cache
+def _core() -> tuple[ToolSpec, ...]:
     return (
         ToolSpec(
             name=SEARCH,
@@ -117,9 +139,9 @@ def output_schema(name: str) -> dict[str, Any]:
     return schemas.tool_schema(name)
 
 
-def spec(name: str) -> ToolSpec:
-    """The tool called name; UnknownTool if there is none."""
-    for candidate in tool_specs():
+def spec(name: str, profile: str = "core") -> ToolSpec:
+    """The tool called name in a profile; UnknownTool if it has none."""
+    for candidate in tool_specs(profile):
         if candidate.name == name:
             return candidate
     raise UnknownTool(name)
@@ -132,9 +154,10 @@ def run_tool(
     *,
     client: str,
     cancelled: Callable[[], bool] | None = None,
+    profile: str = "core",
 ) -> Outcome:
     """Call the engine for one tool call and turn whatever happens into an Outcome."""
-    spec(name)
+    spec(name, profile)
     args = {} if arguments is None else arguments
     outcome = _outcome(vault, name, args, client, cancelled)
     if isinstance(args, dict) and args.get("response_format") == "json":
@@ -151,8 +174,12 @@ def _outcome(
             result = vault.search(args, client, cancelled=cancelled)
             order = args.get("order", "relevance") if isinstance(args, dict) else "relevance"
             return Outcome(result, render.search_text(result, order), is_error=False)
-        result = vault.remember(args, client)
-        return Outcome(result, render.remember_text(result), is_error=False)
+        if name == REMEMBER:
+            result = vault.remember(args, client)
+            return Outcome(result, render.remember_text(result), is_error=False)
+        extra = next(e for e in extended.EXTRAS if e.name == name)
+        result = extra.call(vault, args, client)
+        return Outcome(result, extra.text(result), is_error=False)
     except VaultError as problem:
         return refusal(problem)
     except Exception:

@@ -43,6 +43,11 @@ every = "0"
 # (~0.2 s of CPU each) and fuses the two once a query's candidates all have vectors.
 # docs/semantic.md
 semantic = false
+
+[server]
+# The tools a server offers agents: "core" (search and remember) or "extended" (also
+# read, timeline, ...: docs/mcp.md). `vault-tool serve --tools` overrides it.
+tools = "core"
 """
 
 
@@ -65,6 +70,11 @@ class Config:
     lock_timeout_seconds: float = 30.0
     sync_every_seconds: float = 0.0
     semantic: bool = False
+    server_tools: str = "core"
+
+
+# The tool profiles a server may offer (server/tools.py): the default lists two tools.
+TOOL_PROFILES = ("core", "extended")
 
 
 def resolve_vault_path(explicit: str | os.PathLike[str] | None) -> Path:
@@ -107,13 +117,18 @@ def read_config(root: Path) -> Config:
     write = data.get("write", {})
     sync = data.get("sync", {})
     search = data.get("search", {})
+    server = data.get("server", {})
     try:
+        profile = _typed(server, "tools", str, "core")
+        if profile not in TOOL_PROFILES:
+            raise ValueError(f"[server] tools is {profile!r}, not one of {TOOL_PROFILES}")
         return Config(
             auto_commit=_typed(watch, "auto_commit", bool, True),
             debounce_ms=_typed(watch, "debounce_ms", int, 300),
             lock_timeout_seconds=float(_typed(write, "lock_timeout_seconds", (int, float), 30)),
             sync_every_seconds=parse_duration(_typed(sync, "every", (str, int, float), "0")),
             semantic=_typed(search, "semantic", bool, False),
+            server_tools=str(profile),
         )
     except (TypeError, ValueError) as problem:
         raise VaultUnavailable(f"{CONFIG_PATH}: {problem}", hint="fix the value's type") from None

@@ -20,8 +20,13 @@ import secrets
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 TMP_MARKER = ".vault-tmp-"
+# How often a file is tried again in a machine-state folder removed under it (in_remade_folder).
+REMADE_ATTEMPTS = 5
 
 # The seam (see the module docstring). Nothing else in the write path calls these directly.
 os_open = os.open
@@ -141,15 +146,12 @@ def replace_text(path: Path, text: str) -> None:
     it is made again, and the write tried again, when it vanished mid-way.
     """
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    for attempt in range(3):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
-            return
-        except FileNotFoundError:
-            if attempt == 2:
-                raise
+
+    def write() -> None:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+
+    in_remade_folder(path.parent, write)
 
 
 def fsync_folder(folder: Path) -> None:
@@ -177,6 +179,20 @@ def remove_empty_folders(folder: Path, root: Path) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+def in_remade_folder(folder: Path, create: Callable[[], T]) -> T:
+    """create() (which makes a file in folder), the folder made first, and made again if it
+    is removed in between: machine state (.vault/run, the ledger) that a person's
+    `git clean -xfd` may remove at any moment."""
+    for attempt in range(REMADE_ATTEMPTS):
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            return create()
+        except FileNotFoundError:
+            if attempt == REMADE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def write_new(path: Path, text: str) -> None:

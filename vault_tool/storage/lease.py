@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from vault_tool.storage.durable import replace_text
+from vault_tool.storage.durable import in_remade_folder, replace_text
 from vault_tool.storage.processes import HEARTBEAT_SECONDS, STALE_SECONDS, alive, leader_record
 
 __all__ = ["STALE_SECONDS", "Lease"]
@@ -109,8 +109,8 @@ class Lease:
         finds its token replaced at its next beat and stands down (one leader again).
         """
         # The run folder is machine state a person may remove (`git clean -xfd`): made again.
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.run_dir / "leader.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        lock = self.run_dir / "leader.lock"
+        fd = in_remade_folder(self.run_dir, lambda: os.open(lock, os.O_RDWR | os.O_CREAT, 0o644))
         deadline = time.monotonic() + HEARTBEAT_SECONDS
         try:
             while True:

@@ -56,5 +56,4 @@ def load(run_dir: Path) -> dict[str, dict[str, Any]]:
 
 def save(run_dir: Path, problems: dict[str, dict[str, Any]]) -> None:
     """Replace the record atomically, so a reader never sees half of it."""
-    run_dir.mkdir(parents=True, exist_ok=True)  # (removed by `git clean -xfd`, say)
     replace_text(run_dir / FILE_NAME, json.dumps(problems, indent=1, sort_keys=True))

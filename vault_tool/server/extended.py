@@ -1,0 +1,99 @@
+"""The tools the extended profile adds to search and remember (`serve --tools extended`).
+
+Each is a name, what tools/list says of it, and a call: checked against its schema in
+schema/ (every problem named with its fix, as search's are), then answered by the vault's
+own methods. The default profile lists none of them: an agent pays for every tool listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vault_tool.core import schema
+from vault_tool.errors import InvalidInput, NotFound
+from vault_tool.server import render
+
+READ = "read"
+TIMELINE = "timeline"
+READ_MANY = 20
+
+READ_ONLY = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
+
+
+@dataclass(frozen=True)
+class Extra:
+    """One tool of the extended profile: how it is listed and how a call is answered."""
+
+    name: str
+    title: str
+    description: str
+    annotations: dict[str, Any]
+    writes: bool
+    # (vault, checked arguments, client) -> the structured result
+    answer: Callable[[Any, dict[str, Any], str], dict[str, Any]]
+    text: Callable[[dict[str, Any]], str]
+
+    def call(self, vault: Any, arguments: Any, client: str) -> dict[str, Any]:
+        """Check the arguments against schema/<name>.input.schema.json, then answer."""
+        if not isinstance(arguments, dict):
+            raise InvalidInput("arguments: must be an object", hint="send the tool's fields")
+        found = schema.problems(arguments, f"{self.name}.input.schema.json")
+        if found:
+            raise schema.refusal(found)
+        return self.answer(vault, arguments, client)
+
+
+def _read(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+    memories, unknown = [], []
+    for memory_id in args["memory_ids"]:
+        try:
+            memories.append(vault.read(memory_id))
+        except NotFound:
+            unknown.append(memory_id)
+    return {"memories": memories, "unknown": unknown}
+
+
+def _timeline(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+    if ("memory_id" in args) == ("query" in args):
+        raise InvalidInput(
+            "send exactly one of memory_id or query",
+            hint="memory_id anchors the timeline on that memory; query on its best hit",
+            field="memory_id",
+        )
+    anchor = args.get("memory_id")
+    if anchor is None:
+        hits = vault.search({"query": args["query"], "top_k": 1}, client)["selected_hits"]
+        if not hits:
+            raise NotFound(
+                f"query: no memory matches {args['query']!r} to anchor the timeline on",
+                hint="try other words, or anchor it on a memory_id from a search",
+                field="query",
+            )
+        anchor = hits[0]["memory_id"]
+    return vault.timeline(anchor, args.get("before", 5), args.get("after", 5))
+
+
+EXTRAS = (
+    Extra(
+        READ,
+        "Read memories",
+        f"Read up to {READ_MANY} memories by id in one call, each in full as search's "
+        "memory_id read gives it; unknown ids are listed, not an error.",
+        READ_ONLY,
+        False,
+        _read,
+        render.read_text,
+    ),
+    Extra(
+        TIMELINE,
+        "Timeline",
+        "What was recorded around a memory: the memories updated just before and after it, "
+        "oldest first, the anchor marked. Anchor on a memory_id, or on the best hit of a query.",
+        READ_ONLY,
+        False,
+        _timeline,
+        render.timeline_text,
+    ),
+)
