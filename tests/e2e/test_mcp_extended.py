@@ -13,10 +13,11 @@ from mcp.shared.exceptions import MCPError
 
 from tests.e2e.mcp_client import anyio_backend, call, stdio_session, text_of  # noqa: F401
 from tests.e2e.test_mcp_search_pages import NOTES, make_billing, ready
+from tests.helpers import git
 
 pytestmark = pytest.mark.anyio
 
-EXTENDED = ["search", "remember", "read", "timeline"]
+EXTENDED = ["search", "remember", "read", "timeline", "dismiss", "restore_dismissed"]
 
 
 @pytest.fixture
@@ -40,7 +41,19 @@ async def test_the_extended_profile_lists_its_tools_each_described(billing: Path
         assert tool.description and tool.input_schema["type"] == "object"
         assert tool.output_schema and tool.annotations is not None
     read_only = {t.name: t.annotations.read_only_hint for t in listed}
-    assert read_only == {"search": True, "remember": False, "read": True, "timeline": True}
+    assert read_only == {
+        "search": True,
+        "remember": False,
+        "read": True,
+        "timeline": True,
+        "dismiss": False,
+        "restore_dismissed": False,
+    }
+    destructive = {t.name: t.annotations.destructive_hint for t in listed if t.name != "search"}
+    assert destructive == {
+        "remember": True, "read": None, "timeline": None, "dismiss": False,
+        "restore_dismissed": False,
+    }  # fmt: skip
 
 
 async def test_the_vaults_setting_chooses_the_profile(billing: Path):
@@ -82,6 +95,29 @@ async def test_a_timeline_is_oldest_first_around_its_anchor(billing: Path):
     assert [e["title"] for e in by_query.structured_content["entries"]] == by_date
 
 
+async def test_dismiss_hides_a_memory_and_restore_brings_it_back_each_one_commit(billing: Path):
+    async with stdio_session(billing, options=("--tools", "extended")) as (session, _):
+        await ready(session)
+        found = await call(session, "search", {"key": "billing.retention"})
+        memory_id = found.structured_content["selected_hits"][0]["memory_id"]
+        hidden = await call(
+            session, "dismiss", {"memory_id": memory_id, "reason": "the policy changed"}
+        )
+        again = await call(session, "dismiss", {"memory_id": memory_id})
+        gone = await call(session, "search", {"query": "receipts seven years"})
+        back = await call(session, "restore_dismissed", {"memory_id": memory_id})
+        seen = await call(session, "search", {"query": "receipts seven years"})
+    assert hidden.structured_content["status"] == "dismissed"
+    assert again.structured_content["status"] == "unchanged"
+    assert memory_id not in [h["memory_id"] for h in gone.structured_content["selected_hits"]]
+    assert back.structured_content["status"] == "restored"
+    assert seen.structured_content["selected_hits"][0]["memory_id"] == memory_id
+    log = git(billing, "log", "-2", "--format=%s%n%b")
+    assert "Undismiss fact: Billing keeps receipts seven years" in log
+    assert "Dismiss fact: Billing keeps receipts seven years\nReason: the policy changed" in log
+    assert git(billing, "log", "-1", "--format=%H") == back.structured_content["version_id"]
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "field", "fix"),
     [
@@ -93,6 +129,10 @@ async def test_a_timeline_is_oldest_first_around_its_anchor(billing: Path):
         ("timeline", {"query": "billing", "before": 50}, "before", "0 to 20"),
         ("timeline", {"memory_id": "notes/never-stored"}, "memory_id", "search"),
         ("timeline", {"query": "zebra unicorn"}, "query", "other words"),
+        ("dismiss", {}, "memory_id", "memory_id"),
+        ("dismiss", {"memory_id": "notes/never-stored"}, "memory_id", "search"),
+        ("dismiss", {"memory_id": "fact/note-1", "reason": "two\nlines"}, "reason", "reason"),
+        ("restore_dismissed", {"memory_id": "../outside"}, "memory_id", "memory_id"),
     ],
 )
 async def test_bad_input_to_an_extended_tool_names_the_field_and_the_fix(

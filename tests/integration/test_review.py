@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.cli_support import invoke
 from tests.helpers import create_args, delta, git
+from vault_tool.engine.vault import Vault
 from vault_tool.errors import InvalidInput, NotFound
 from vault_tool.ops.sample import create_sample_vault
 
@@ -127,6 +129,20 @@ def test_dismiss_hides_and_undismiss_restores_with_one_commit_each(vault, vault_
     assert [h["memory_id"] for h in vault.search({"query": "wombat"})["selected_hits"]] == [
         made["memory_id"]
     ]
+
+
+def test_a_dismissal_keeps_its_reason_in_the_commit_secrets_redacted(vault_path):
+    with Vault.open(vault_path) as vault:
+        made = vault.remember(create_args("Wombat burrow notes"))
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    done = invoke(
+        "dismiss", made["memory_id"], "--reason", f"superseded; token {secret}",
+        "--vault", str(vault_path),
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    body = git(vault_path, "log", "-1", "--format=%b")
+    assert body.startswith("Reason: superseded; token [REDACTED:")
+    assert secret not in git(vault_path, "log", "-p", "-1")
 
 
 def test_log_filters_by_memory_type_and_client(vault):

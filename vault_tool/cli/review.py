@@ -94,22 +94,28 @@ def expire(dry_run: bool, vault_path: str | None, as_json: bool) -> None:
 @click.command()
 @click.argument("memory_id")
 @click.option("--dry-run", is_flag=True, help="Show the diff and change nothing.")
+@click.option("--reason", metavar="TEXT", help="Why, in one line: kept in the commit's message.")
 @vault_options
-def dismiss(memory_id: str, dry_run: bool, vault_path: str | None, as_json: bool) -> None:
+def dismiss(
+    memory_id: str, dry_run: bool, reason: str | None, vault_path: str | None, as_json: bool
+) -> None:
     """Hide a memory from search (status: dismissed); it stays in the vault and in git."""
     with open_vault(vault_path) as vault:
-        result = vault.set_status(memory_id, "dismissed", dry_run=dry_run)
+        result = vault.set_status(memory_id, "dismissed", dry_run=dry_run, reason=reason)
     _emit_plan(result, dry_run, as_json, "Dismissed")
 
 
 @click.command()
 @click.argument("memory_id")
 @click.option("--dry-run", is_flag=True, help="Show the diff and change nothing.")
+@click.option("--reason", metavar="TEXT", help="Why, in one line: kept in the commit's message.")
 @vault_options
-def undismiss(memory_id: str, dry_run: bool, vault_path: str | None, as_json: bool) -> None:
+def undismiss(
+    memory_id: str, dry_run: bool, reason: str | None, vault_path: str | None, as_json: bool
+) -> None:
     """Make a dismissed memory searchable again."""
     with open_vault(vault_path) as vault:
-        result = vault.set_status(memory_id, "active", dry_run=dry_run)
+        result = vault.set_status(memory_id, "active", dry_run=dry_run, reason=reason)
     _emit_plan(result, dry_run, as_json, "Undismissed")
 
 

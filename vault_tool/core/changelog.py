@@ -124,13 +124,16 @@ def message(
     *,
     listed: Iterable[Entry] = (),
     moved_from: str | None = None,
+    reason: str | None = None,
 ) -> str:
-    """Subject, the body listing `listed` (if any), then the trailers: `git log --grep
-    'Client: x'` and `Memory-Id:` find it."""
+    """Subject, the body listing `listed` (if any) and the reason given for the change (if
+    any), then the trailers: `git log --grep 'Client: x'` and `Memory-Id:` find it."""
     parts = [escape(subject_line)]
     body = "\n".join(e.line() for e in listed)
     if body:
         parts.append(body)
+    if reason:
+        parts.append(f"Reason: {escape(reason)}")
     trailers = [f"Memory-Id: {escape(m)}" for m in memory_ids]
     if moved_from is not None:
         trailers.append(f"Moved-From: {escape(moved_from)}")
@@ -138,7 +141,9 @@ def message(
     return "\n\n".join(parts) + "\n"
 
 
-def about(subject_line: str, entries: Sequence[Entry], client: str) -> str:
+def about(
+    subject_line: str, entries: Sequence[Entry], client: str, reason: str | None = None
+) -> str:
     """A commit of these memories: the body lists them unless the subject names its one
     (`<Verb> <type>: <title>`)."""
     named = len(entries) == 1 and subject_line.endswith(f": {escape(entries[0].title)}")
@@ -147,6 +152,7 @@ def about(subject_line: str, entries: Sequence[Entry], client: str) -> str:
         [e.memory_id for e in entries],
         client,
         listed=() if named or not entries else entries,
+        reason=reason,
     )
 
 

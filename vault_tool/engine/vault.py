@@ -15,6 +15,7 @@ from typing import Any
 
 from vault_tool.core import calls, changelog, ids, search_call
 from vault_tool.core.memory import Memory, fingerprint, parse
+from vault_tool.core.redact import redact_text
 from vault_tool.core.times import utc_now
 from vault_tool.engine import deletions, history, reads, restoring, syncing
 from vault_tool.engine.intake import Intake, Progress, SyncReport
@@ -301,8 +302,17 @@ class Vault:
         subject = changelog.subject("expire", memories=changelog.memories(len(plan)))
         return self.apply_plan(plan, subject, dry_run=dry_run)
 
-    def set_status(self, memory_id: str, status: str, *, dry_run: bool = False) -> PlanResult:
-        """Dismiss (hide from search, keep in the vault) or undismiss a memory, as one commit."""
+    def set_status(
+        self,
+        memory_id: str,
+        status: str,
+        *,
+        dry_run: bool = False,
+        reason: str | None = None,
+        client: str | None = None,
+    ) -> PlanResult:
+        """Dismiss (hide from search, keep in the vault) or undismiss a memory, as one commit
+        whose message gives the reason (secrets redacted), if one is given."""
         doc = self._require(memory_id)
         data = self._store.read_bytes(doc.path)
         memory = parse((data or b"").decode("utf-8"), doc.path)
@@ -311,7 +321,10 @@ class Vault:
         changed = memory.with_changes(status=status, updated=utc_now())
         name = "dismiss" if status == "dismissed" else "undismiss"
         subject = changelog.subject(name, changelog.entry(memory, doc.path))
-        return self.apply_plan([Planned(doc.path, changed)], subject, dry_run=dry_run)
+        said = redact_text(reason, "reason")[0] if reason else None
+        who = client or self.client
+        plan = [Planned(doc.path, changed)]
+        return self._writer.apply_plan(plan, subject, client=who, dry_run=dry_run, reason=said)
 
     def restore(
         self, memory_id: str, version: str | None = None, client: str | None = None

@@ -271,8 +271,10 @@ class Writer:
         dry_run: bool = False,
         read: dict[str, bytes] | None = None,
         author_date: str | None = None,
+        reason: str | None = None,
     ) -> PlanResult:
-        """Create, rewrite and delete several memory files as one commit.
+        """Create, rewrite and delete several memory files as one commit (its message
+        saying the reason, if one is given).
 
         Files whose bytes would not change are skipped; nothing changed means no commit.
         A file with an uncommitted hand edit refuses the whole plan (nothing is lost), as
@@ -311,7 +313,7 @@ class Writer:
             result = PlanResult([c.path for c in changes], "".join(diffs), None)
             if dry_run or not changes:
                 return result
-            message = changelog.about(subject, entries, who)
+            message = changelog.about(subject, entries, who, reason)
             result.version_id = self.store.apply(changes, message, author_date=author_date)
             self.index_written(written, result.version_id)
             if removed:

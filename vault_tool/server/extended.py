@@ -17,9 +17,18 @@ from vault_tool.server import render
 
 READ = "read"
 TIMELINE = "timeline"
+DISMISS = "dismiss"
+RESTORE = "restore_dismissed"
 READ_MANY = 20
 
 READ_ONLY = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
+# Hiding and showing again change one field, and doing either twice changes nothing more.
+REVERSIBLE = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": False,
+}
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,23 @@ def _timeline(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.timeline(anchor, args.get("before", 5), args.get("after", 5))
 
 
+def _status(status: str, done: str) -> Callable[[Any, dict[str, Any], str], dict[str, Any]]:
+    """The call that sets a memory's status (one commit, the reason in its message)."""
+
+    def answer(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+        memory_id, reason = args["memory_id"], args.get("reason")
+        changed = vault.set_status(memory_id, status, reason=reason, client=client)
+        doc = vault.find(memory_id)
+        return {
+            "memory_id": memory_id,
+            "status": done if changed.version_id else "unchanged",
+            "version_id": changed.version_id or doc.version_id,
+            "path": doc.path,
+        }
+
+    return answer
+
+
 EXTRAS = (
     Extra(
         READ,
@@ -95,5 +121,25 @@ EXTRAS = (
         False,
         _timeline,
         render.timeline_text,
+    ),
+    Extra(
+        DISMISS,
+        "Dismiss a memory",
+        "Hide a memory that is wrong or no longer useful from search and context; it stays "
+        "in the vault and in git, and restore_dismissed brings it back. reason goes into "
+        "the commit.",
+        REVERSIBLE,
+        True,
+        _status("dismissed", "dismissed"),
+        render.status_text,
+    ),
+    Extra(
+        RESTORE,
+        "Restore a dismissed memory",
+        "Make a dismissed memory found by search again (one commit; reason goes into it).",
+        REVERSIBLE,
+        True,
+        _status("active", "restored"),
+        render.status_text,
     ),
 )

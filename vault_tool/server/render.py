@@ -149,6 +149,16 @@ def read_text(result: dict[str, Any]) -> str:
 
 
 @stages.timed("rendering")
+def status_text(result: dict[str, Any]) -> str:
+    """The extended profile's dismiss and restore_dismissed."""
+    memory_id = escape(result["memory_id"])
+    if result["status"] == "unchanged":
+        return f"Nothing changed: {memory_id} already had that status ({result['version_id']})."
+    shown = "hidden from search" if result["status"] == "dismissed" else "found by search again"
+    return f"{memory_id} is {shown}: commit {result['version_id']}."
+
+
+@stages.timed("rendering")
 def timeline_text(result: dict[str, Any]) -> str:
     """The extended profile's timeline: one line a memory, oldest first, the anchor marked.
     Titles are memory text: they sit inside a block, like a search's hits."""
