@@ -23,6 +23,7 @@ from tests.helpers import create_args, eventually, git
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultBusy
 from vault_tool.storage.index_tree import whole_tree
+from vault_tool.storage.store import Store
 
 
 @pytest.fixture
@@ -133,3 +134,33 @@ def _logged(name: str) -> Iterator[list[str]]:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+def test_a_merge_that_has_written_its_conflicts_but_not_its_merge_head_refuses_the_write(
+    vault: Vault, side: str
+):
+    """git merge writes the index with its conflicts, lets the index lock go, then writes
+    MERGE_HEAD: a write taking the lock in between sees no merge in progress by git's files,
+    and must still not commit (before, `git merge --abort` then refused: "not uptodate")."""
+    root = vault.root
+    person = root / "person.md"
+    git(root, "switch", "-q", "-c", "other", "main")
+    person.write_text("---\nmemory_type: note\ntitle: Kept\n---\n# Kept\n\nNo.\n")
+    git(root, "add", "person.md")
+    git(root, "commit", "-q", "-m", "The other side")
+    git(root, "switch", "-q", "main")
+    git(root, "merge", "-q", "other")  # (main had no person.md: a clean fast-forward)
+    conflicted = subprocess.run(["git", "merge", "side"], cwd=root, capture_output=True)
+    assert conflicted.returncode != 0 and (root / ".git" / "MERGE_HEAD").exists()
+    for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE"):  # the instant before git writes them
+        (root / ".git" / name).unlink(missing_ok=True)
+    head, index = git(root, "rev-parse", "HEAD"), (root / ".git" / "index").read_bytes()
+    store = Store.open(root)  # (its index lock, taken as a commit takes it)
+    try:
+        with pytest.raises(VaultBusy, match="unmerged paths"), store.commits._index_locked():
+            pass
+    finally:
+        store.close()
+    assert git(root, "rev-parse", "HEAD") == head
+    assert (root / ".git" / "index").read_bytes() == index
+    assert not (root / ".git" / "index.lock").exists()

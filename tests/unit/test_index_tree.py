@@ -4,6 +4,7 @@ path since) or cannot be read. Indexes written by real git in a temporary reposi
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,18 @@ def test_a_checkout_names_the_tree_it_checked_out(repo: Path):
 )  # fmt: skip
 def test_an_unreadable_index_names_no_tree(repo: Path, damage):
     assert whole_tree(damage(_index(repo))) is None
+
+
+def test_conflicts_are_seen_and_a_clean_index_has_none(repo: Path):
+    from vault_tool.storage.index_tree import summary
+
+    assert summary(_index(repo)).unmerged is False
+    git(repo, "switch", "-q", "-c", "side")
+    (repo / "d0" / "note-0-.md").write_text("side\n")
+    git(repo, "commit", "-q", "-am", "side")
+    git(repo, "switch", "-q", "main")
+    (repo / "d0" / "note-0-.md").write_text("main\n")
+    git(repo, "commit", "-q", "-am", "main")
+    subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True)
+    found = summary(_index(repo))
+    assert found.unmerged is True and found.tree is None

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from vault_tool.errors import VaultBusy
 from vault_tool.storage.git import Backoff, Git, held_too_long
-from vault_tool.storage.index_tree import whole_tree
+from vault_tool.storage.index_tree import summary
 from vault_tool.storage.processes import flock_held, git_processes
-from vault_tool.storage.repo_state import Guard, index_key
+from vault_tool.storage.repo_state import Guard, index_key, unmerged_busy, unmerged_paths
 
 log = logging.getLogger("vault_tool.storage.commits")
 
@@ -46,13 +46,18 @@ def index_locked(repo: Git, pending_dir: Path, guard: Guard, stale_after: float)
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         before = index_key(repo.git_dir)  # (no other git writes it while we hold the lock)
         data = index.read_bytes() if index.exists() else b""
-        if before == guard.index_written or not _checkout_midway(repo, data):
+        if before == guard.index_written:
+            break  # (as the vault itself left it: no git wrote it since)
+        found = summary(data)
+        if not (found.unmerged or _checkout_midway(repo, found.tree)):
             break
-        # A git has written the index of what it checks out and not yet moved HEAD: a
-        # commit now would land on the old branch, its file staged into the new one's index.
         lock.unlink(missing_ok=True)
         os.close(fd)
         os.close(held)
+        if found.unmerged:  # a merge wrote its conflicts, maybe not yet its MERGE_HEAD
+            raise unmerged_busy(unmerged_paths(repo.run))
+        # A git has written the index of what it checks out and not yet moved HEAD: a
+        # commit now would land on the old branch, its file staged into the new one's index.
         if not waited:
             log.info("git's index holds another commit than HEAD while a git runs: waiting")
             waited = True
@@ -105,11 +110,10 @@ def _create(lock: Path, repo: Git, wait: Backoff) -> int:
             wait.pause()
 
 
-def _checkout_midway(repo: Git, data: bytes) -> bool:
+def _checkout_midway(repo: Git, tree: bytes | None) -> bool:
     """Whether a git is between writing the index of another commit and moving HEAD there
     (index_tree.py): the index holds a whole tree that is not HEAD's, while a git runs. With
     no git running that is a person's `git reset --soft`, and a commit may go ahead."""
-    tree = whole_tree(data)
     head = repo.head_or_none() if tree is not None else None
     return head is not None and tree != repo.head_tree(head) and bool(git_processes(repo.root))
 
