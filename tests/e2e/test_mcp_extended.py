@@ -17,7 +17,9 @@ from tests.helpers import git
 
 pytestmark = pytest.mark.anyio
 
-EXTENDED = ["search", "remember", "read", "timeline", "dismiss", "restore_dismissed"]
+EXTENDED = [
+    "search", "remember", "read", "timeline", "fact_history", "dismiss", "restore_dismissed",
+]  # fmt: skip
 
 
 @pytest.fixture
@@ -46,12 +48,13 @@ async def test_the_extended_profile_lists_its_tools_each_described(billing: Path
         "remember": False,
         "read": True,
         "timeline": True,
+        "fact_history": True,
         "dismiss": False,
         "restore_dismissed": False,
     }
     destructive = {t.name: t.annotations.destructive_hint for t in listed if t.name != "search"}
     assert destructive == {
-        "remember": True, "read": None, "timeline": None, "dismiss": False,
+        "remember": True, "read": None, "timeline": None, "fact_history": None, "dismiss": False,
         "restore_dismissed": False,
     }  # fmt: skip
 
@@ -118,6 +121,14 @@ async def test_dismiss_hides_a_memory_and_restore_brings_it_back_each_one_commit
     assert git(billing, "log", "-1", "--format=%H") == back.structured_content["version_id"]
 
 
+async def test_fact_history_answers_over_the_wire_in_its_schema(billing: Path):
+    async with stdio_session(billing, options=("--tools", "extended")) as (session, _):
+        await ready(session)
+        result = await call(session, "fact_history", {"subject": "billing service"})
+    assert not result.is_error
+    assert result.structured_content["facts"] == [] and "No fact" in text_of(result)
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "field", "fix"),
     [
@@ -129,6 +140,9 @@ async def test_dismiss_hides_a_memory_and_restore_brings_it_back_each_one_commit
         ("timeline", {"query": "billing", "before": 50}, "before", "0 to 20"),
         ("timeline", {"memory_id": "notes/never-stored"}, "memory_id", "search"),
         ("timeline", {"query": "zebra unicorn"}, "query", "other words"),
+        ("fact_history", {}, "subject", "subject"),
+        ("fact_history", {"subject": "billing", "predicate": "Runs In"}, "predicate", "predicate"),
+        ("fact_history", {"subject": "billing", "limit": 0}, "limit", "1 to 100"),
         ("dismiss", {}, "memory_id", "memory_id"),
         ("dismiss", {"memory_id": "notes/never-stored"}, "memory_id", "search"),
         ("dismiss", {"memory_id": "fact/note-1", "reason": "two\nlines"}, "reason", "reason"),

@@ -65,7 +65,7 @@ VAULT_METHODS = {
     "sync_paths",
     "take_in_offline_changes",
     "team",
-    "timeline",
+    "views",
     "uncommitted",
     "upkeep",
     "version",

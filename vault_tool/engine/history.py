@@ -261,6 +261,11 @@ def search_as_of(
     }
 
 
+def version_memory(store: Store, commit: Commit) -> Memory | None:
+    """The memory as a commit holds it (None: the commit removed it, or it did not parse)."""
+    return _parse_bytes(store.show_file(commit.sha, commit.path), commit.path)
+
+
 def _parse_bytes(data: bytes | None, path: str) -> Memory | None:
     if data is None:
         return None

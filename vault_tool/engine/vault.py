@@ -23,6 +23,7 @@ from vault_tool.engine.ledger import Ledger
 from vault_tool.engine.meaning import Meaning
 from vault_tool.engine.recovery import Recovery
 from vault_tool.engine.upkeep import Upkeep
+from vault_tool.engine.views import Views
 from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client
 from vault_tool.errors import Cancelled
 from vault_tool.search import links
@@ -122,8 +123,7 @@ class Vault:
         explain: bool = False,
         cancelled: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
-        """A search call: ranked retrieval by query, an addressed read by memory_id, or a
-        lookup by key (not recorded in the ledger: it ranks nothing)."""
+        """A search call: ranked by query, read by memory_id, or looked up by key (unlogged)."""
         call = search_call.check_search(args)
         if call.memory_id is not None:
             return self.read(call.memory_id)
@@ -154,10 +154,6 @@ class Vault:
             client=clean_client(client or self.client),
         )
         return result
-
-    def timeline(self, memory_id: str, before: int = 5, after: int = 5) -> dict[str, Any]:
-        """The memories updated just before and after this one, oldest first."""
-        return reads.timeline(self._index, self._require(memory_id), before, after)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -311,8 +307,7 @@ class Vault:
         reason: str | None = None,
         client: str | None = None,
     ) -> PlanResult:
-        """Dismiss (hide from search, keep in the vault) or undismiss a memory, as one commit
-        whose message gives the reason (secrets redacted), if one is given."""
+        """Dismiss (hide from search, keep) or undismiss a memory: one commit, with the reason."""
         doc = self._require(memory_id)
         data = self._store.read_bytes(doc.path)
         memory = parse((data or b"").decode("utf-8"), doc.path)
@@ -387,6 +382,11 @@ class Vault:
     def leader(self) -> dict[str, Any] | None:
         """The heartbeat record of the live process that watches this vault, if any."""
         return processes.live_leader(self._store.run_dir)
+
+    @property
+    def views(self) -> Views:
+        """Views over the memories the extended tools give: a timeline, facts about a subject."""
+        return Views(self._store, self._index)
 
     @property
     def upkeep(self) -> Upkeep:

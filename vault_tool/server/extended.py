@@ -7,16 +7,20 @@ own methods. The default profile lists none of them: an agent pays for every too
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from vault_tool.core import schema
+from vault_tool.core.times import parse_moment
+from vault_tool.engine import fact_history
 from vault_tool.errors import InvalidInput, NotFound
 from vault_tool.server import render
 
 READ = "read"
 TIMELINE = "timeline"
+FACT_HISTORY = "fact_history"
 DISMISS = "dismiss"
 RESTORE = "restore_dismissed"
 READ_MANY = 20
@@ -81,7 +85,24 @@ def _timeline(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
                 field="query",
             )
         anchor = hits[0]["memory_id"]
-    return vault.timeline(anchor, args.get("before", 5), args.get("after", 5))
+    return vault.views.timeline(anchor, args.get("before", 5), args.get("after", 5))
+
+
+def _fact_history(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+    day = parse_moment(args.get("as_of", "today"))[:10]
+    asked = fact_history.Asked(
+        subject=args["subject"],
+        predicate=args.get("predicate"),
+        day=day,
+        include_superseded=args.get("include_superseded", False),
+        now=time.time(),
+    )
+    facts = vault.views.facts_about(asked)
+    offset, limit = args.get("offset", 0), args.get("limit", 20)
+    page = facts[offset : offset + limit]
+    more = offset + len(page) < len(facts)
+    result = {"subject": args["subject"], "as_of": day, "facts": page, "total": len(facts)}
+    return {**result, "has_more": more, **({"next_offset": offset + len(page)} if more else {})}
 
 
 def _status(status: str, done: str) -> Callable[[Any, dict[str, Any], str], dict[str, Any]]:
@@ -121,6 +142,17 @@ EXTRAS = (
         False,
         _timeline,
         render.timeline_text,
+    ),
+    Extra(
+        FACT_HISTORY,
+        "Fact history",
+        "What the vault states about a subject over time: each fact with its memory, its "
+        "valid time (valid_from/valid_until) and the commit and date that asserted it; "
+        "current facts unless include_superseded, as of today or as_of.",
+        READ_ONLY,
+        False,
+        _fact_history,
+        render.facts_text,
     ),
     Extra(
         DISMISS,

@@ -149,6 +149,31 @@ def read_text(result: dict[str, Any]) -> str:
 
 
 @stages.timed("rendering")
+def facts_text(result: dict[str, Any]) -> str:
+    """The extended profile's fact_history: one line a fact, its times beside it."""
+    subject, facts = result["subject"], result["facts"]
+    if not facts:
+        return f"No fact about {subject!r} as of {result['as_of']} (include_superseded shows all)."
+    boundary = secrets.token_hex(4)
+    lines = [
+        f"{len(facts)} of {result['total']} facts about {subject!r} as of {result['as_of']}, "
+        f"oldest asserted first. {DATA_NOTICE}",
+        f"<<< BEGIN facts {boundary} >>>",
+    ]
+    for fact in facts:
+        asserted = fact["asserted"] or {}
+        lines.append(
+            f"- {_fact(fact)} · {fact['status']} · asserted "
+            f"{asserted.get('date') or 'not committed yet'} in {fact['title']} "
+            f"(id {fact['memory_id']})"
+        )
+    lines.append(f"<<< END facts {boundary} >>>")
+    if result["has_more"]:
+        lines.append(f"More facts: send offset {result['next_offset']} for the next page.")
+    return "\n".join(lines)
+
+
+@stages.timed("rendering")
 def status_text(result: dict[str, Any]) -> str:
     """The extended profile's dismiss and restore_dismissed."""
     memory_id = escape(result["memory_id"])
