@@ -6,12 +6,10 @@ extended tool is called as the server calls it (tools.run_tool)."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from tests.helpers import git
-from vault_tool.engine import fact_history
 from vault_tool.engine.vault import Vault
 from vault_tool.server import tools
 
@@ -57,8 +55,11 @@ def story(vault: Vault) -> dict[str, str]:
             "first": first["version_id"], "second": second["version_id"]}  # fmt: skip
 
 
-def _asked(day: str, include: bool = False, predicate: str | None = None) -> fact_history.Asked:
-    return fact_history.Asked("Staging Cluster", predicate, day, include, time.time())
+def _facts(vault: Vault, day: str, include: bool = False, predicate: str | None = None) -> list:
+    found = vault.views.facts(
+        "Staging Cluster", predicate=predicate, as_of=day, include_superseded=include
+    )
+    return found["facts"]
 
 
 def _shown(facts: list[dict]) -> list[tuple]:
@@ -66,17 +67,17 @@ def _shown(facts: list[dict]) -> list[tuple]:
 
 
 def test_current_facts_as_of_today_and_as_of_an_earlier_day(vault: Vault, story: dict):
-    today = vault.views.facts_about(_asked("2026-12-02"))
+    today = _facts(vault, "2026-12-02")
     assert _shown(today) == [("eu-central-1", None, "current"), ("platform team", None, "current")]
     assert {f["asserted"]["version_id"] for f in today} == {story["first"], story["second"]}
-    june = vault.views.facts_about(_asked("2026-06-01", include=True, predicate="runs_in"))
+    june = _facts(vault, "2026-06-01", include=True, predicate="runs_in")
     assert ("eu-central-1", None, "ended") in _shown(june)  # not valid yet on that day
 
 
 def test_every_version_of_a_fact_with_the_commits_that_asserted_and_retracted_it(
     vault: Vault, story: dict
 ):
-    facts = vault.views.facts_about(_asked("2026-12-02", include=True, predicate="runs_in"))
+    facts = _facts(vault, "2026-12-02", include=True, predicate="runs_in")
     by = {(f["object"], f.get("valid_until")): f for f in facts}
     unbounded, bounded = by[("eu-west-1", None)], by[("eu-west-1", "2026-10-31")]
     assert unbounded["status"] == bounded["status"] == "retracted"
@@ -95,9 +96,9 @@ def test_a_superseding_memory_makes_the_old_facts_superseded(vault: Vault, story
     newer = vault.remember(
         {"mode": "create", **_call("Staging moved", [moved], supersedes=[story["id"]])}
     )
-    current = vault.views.facts_about(_asked("2026-12-02"))
+    current = _facts(vault, "2026-12-02")
     assert [(f["object"], f["memory_id"]) for f in current] == [("us-east-1", newer["memory_id"])]
-    every = vault.views.facts_about(_asked("2026-12-02", include=True))
+    every = _facts(vault, "2026-12-02", include=True)
     old = [f for f in every if f["memory_id"] == story["id"] and f["object"] == "eu-central-1"]
     assert old[0]["status"] == "superseded" and old[0]["superseded_by"] == [newer["memory_id"]]
 

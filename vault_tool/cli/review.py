@@ -40,7 +40,7 @@ def blame(memory_id: str, vault_path: str | None, as_json: bool) -> None:
             when = (line["date"] or "")[:10]
             table.add_row(
                 shown_in_markup(fact),
-                (line["version_id"] or "uncommitted")[:10],
+                line["version_id"][:10] if line["version_id"] else "uncommitted",
                 when,
                 shown_in_markup(line["client"] or ""),
             )

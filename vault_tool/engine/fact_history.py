@@ -118,13 +118,19 @@ def _records(store: Store, doc: Indexed, delta: dict[str, Any]) -> list[dict[str
         retracted = versions[start - 1][0] if not stated and start > 0 else None
         records.append(
             {
-                "fact": dict(key),
+                "fact": _fact(dict(key)),
                 "stated": stated,
                 "asserted": _when(run[-1] if run else None),
                 "retracted": _when(retracted),
             }
         )
     return records
+
+
+def _fact(fields: dict[str, str]) -> dict[str, str]:
+    """A fact's fields in the order its files write them."""
+    order = ("subject", "predicate", "object", "valid_from", "valid_until")
+    return {name: fields[name] for name in order if name in fields}
 
 
 def _key(fact: dict[str, Any]) -> FactKey:

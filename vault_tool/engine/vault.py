@@ -386,7 +386,7 @@ class Vault:
     @property
     def views(self) -> Views:
         """Views over the memories the extended tools give: a timeline, facts about a subject."""
-        return Views(self._store, self._index)
+        return Views(self._store, self._index, self.search)
 
     @property
     def upkeep(self) -> Upkeep:

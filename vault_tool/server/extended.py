@@ -7,14 +7,11 @@ own methods. The default profile lists none of them: an agent pays for every too
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from vault_tool.core import schema
-from vault_tool.core.times import parse_moment
-from vault_tool.engine import fact_history
 from vault_tool.errors import InvalidInput, NotFound
 from vault_tool.server import render
 
@@ -69,40 +66,24 @@ def _read(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
 
 
 def _timeline(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
-    if ("memory_id" in args) == ("query" in args):
-        raise InvalidInput(
-            "send exactly one of memory_id or query",
-            hint="memory_id anchors the timeline on that memory; query on its best hit",
-            field="memory_id",
-        )
-    anchor = args.get("memory_id")
-    if anchor is None:
-        hits = vault.search({"query": args["query"], "top_k": 1}, client)["selected_hits"]
-        if not hits:
-            raise NotFound(
-                f"query: no memory matches {args['query']!r} to anchor the timeline on",
-                hint="try other words, or anchor it on a memory_id from a search",
-                field="query",
-            )
-        anchor = hits[0]["memory_id"]
-    return vault.views.timeline(anchor, args.get("before", 5), args.get("after", 5))
+    return vault.views.timeline(
+        args.get("memory_id"),
+        args.get("query"),
+        before=args.get("before", 5),
+        after=args.get("after", 5),
+        client=client,
+    )
 
 
 def _fact_history(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
-    day = parse_moment(args.get("as_of", "today"))[:10]
-    asked = fact_history.Asked(
-        subject=args["subject"],
+    return vault.views.facts(
+        args["subject"],
         predicate=args.get("predicate"),
-        day=day,
+        as_of=args.get("as_of", "today"),
         include_superseded=args.get("include_superseded", False),
-        now=time.time(),
+        limit=args.get("limit", 20),
+        offset=args.get("offset", 0),
     )
-    facts = vault.views.facts_about(asked)
-    offset, limit = args.get("offset", 0), args.get("limit", 20)
-    page = facts[offset : offset + limit]
-    more = offset + len(page) < len(facts)
-    result = {"subject": args["subject"], "as_of": day, "facts": page, "total": len(facts)}
-    return {**result, "has_more": more, **({"next_offset": offset + len(page)} if more else {})}
 
 
 def _status(status: str, done: str) -> Callable[[Any, dict[str, Any], str], dict[str, Any]]:
