@@ -12,6 +12,7 @@ import json
 import re
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -79,9 +80,11 @@ def _boundless(result: dict) -> dict:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_the_early_tool_list_is_exactly_the_sdks(version: str) -> None:
-    [answer] = anyio.run(_sdk_answers, None, version, [_message(1, "tools/list")])
-    assert answer["result"] == early.tools_list_result()
+@pytest.mark.parametrize("profile", ["core", "extended"])
+def test_the_early_tool_list_is_exactly_the_sdks(version: str, profile: str) -> None:
+    listing_only = SimpleNamespace(profile=profile)  # (tools/list asks the runtime nothing else)
+    [answer] = anyio.run(_sdk_answers, listing_only, version, [_message(1, "tools/list")])
+    assert answer["result"] == early.tools_list_result(profile=profile)
 
 
 @pytest.fixture

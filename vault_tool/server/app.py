@@ -35,7 +35,8 @@ def build_server(runtime: Runtime) -> Server[Any]:
         try:
             spec = tools.spec(params.name, runtime.profile)
         except tools.UnknownTool:
-            offered = ", ".join(s.name for s in tools.tool_specs(runtime.profile))
+            names = [s.name for s in tools.tool_specs(runtime.profile)]
+            offered = ", ".join(names[:-1]) + f" and {names[-1]}"
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool: {params.name!r}; this server has {offered}",
