@@ -16,13 +16,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from vault_tool.errors import VaultBusy
 from vault_tool.storage.git import Backoff, Git, held_too_long
 from vault_tool.storage.index_tree import summary
 from vault_tool.storage.processes import flock_held, git_processes
 from vault_tool.storage.repo_state import Guard, index_key, unmerged_busy, unmerged_paths
 
 log = logging.getLogger("vault_tool.storage.commits")
+
+# How long a write waits for a git that has written another commit's index to move HEAD.
+CHECKOUT_WAIT_SECONDS = 1.0
 
 
 @contextlib.contextmanager
@@ -39,7 +41,8 @@ def index_locked(repo: Git, pending_dir: Path, guard: Guard, stale_after: float)
     never put in it (its note) are reset to HEAD.
     """
     lock, index = repo.git_dir / "index.lock", repo.git_dir / "index"
-    wait, waited = Backoff(repo.lock_timeout, stale_after), False
+    wait = Backoff(repo.lock_timeout, stale_after)
+    midway: Backoff | None = None  # (waiting for a checkout to move HEAD: _checkout_midway)
     while True:
         fd = _create(lock, repo, wait)
         held = os.dup(fd)  # open (and flocked) while we hold the lock; the copy's fd closes
@@ -49,25 +52,25 @@ def index_locked(repo: Git, pending_dir: Path, guard: Guard, stale_after: float)
         if before == guard.index_written:
             break  # (as the vault itself left it: no git wrote it since)
         found = summary(data)
-        if not (found.unmerged or _checkout_midway(repo, found.tree)):
-            break
+        # A git that has written the index of what it checks out moves HEAD a moment later:
+        # a commit meanwhile would land on the old branch, its file staged into the new
+        # one's index. Still so after CHECKOUT_WAIT_SECONDS, it is a person's own state
+        # (a `git reset --soft`, a `git read-tree`) that a commit may go ahead in.
+        if not found.unmerged:
+            if not _checkout_midway(repo, found.tree):
+                break
+            if midway is None:
+                log.info("git's index holds another commit than HEAD while a git runs: waiting")
+                midway = Backoff(CHECKOUT_WAIT_SECONDS)
+            elif midway.expired:
+                break
         lock.unlink(missing_ok=True)
         os.close(fd)
         os.close(held)
         if found.unmerged:  # a merge wrote its conflicts, maybe not yet its MERGE_HEAD
             raise unmerged_busy(unmerged_paths(repo.run))
-        # A git has written the index of what it checks out and not yet moved HEAD: a
-        # commit now would land on the old branch, its file staged into the new one's index.
-        if not waited:
-            log.info("git's index holds another commit than HEAD while a git runs: waiting")
-            waited = True
-        if wait.expired:
-            raise VaultBusy(
-                "a git command is switching what the vault's folder holds (git's index holds "
-                "another commit's files than HEAD); the vault commits nothing meanwhile",
-                hint="wait for your git command (checkout, reset, merge) to finish; then retry",
-            )
-        wait.pause()
+        assert midway is not None
+        midway.pause()
     notes = sorted(pending_dir.glob("*.json")) if pending_dir.is_dir() else []
     try:
         try:
