@@ -18,7 +18,8 @@ from tests.helpers import git
 pytestmark = pytest.mark.anyio
 
 EXTENDED = [
-    "search", "remember", "read", "timeline", "fact_history", "dismiss", "restore_dismissed",
+    "search", "remember", "session_context", "read", "timeline", "fact_history", "dismiss",
+    "restore_dismissed",
 ]  # fmt: skip
 
 
@@ -46,6 +47,7 @@ async def test_the_extended_profile_lists_its_tools_each_described(billing: Path
     assert read_only == {
         "search": True,
         "remember": False,
+        "session_context": True,
         "read": True,
         "timeline": True,
         "fact_history": True,
@@ -54,8 +56,8 @@ async def test_the_extended_profile_lists_its_tools_each_described(billing: Path
     }
     destructive = {t.name: t.annotations.destructive_hint for t in listed if t.name != "search"}
     assert destructive == {
-        "remember": True, "read": None, "timeline": None, "fact_history": None, "dismiss": False,
-        "restore_dismissed": False,
+        "remember": True, "session_context": None, "read": None, "timeline": None,
+        "fact_history": None, "dismiss": False, "restore_dismissed": False,
     }  # fmt: skip
 
 

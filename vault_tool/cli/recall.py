@@ -100,4 +100,29 @@ def facts(
     emit(result, as_json, render)
 
 
-COMMANDS = [timeline, facts]
+@click.command()
+@click.option("--max-chars", type=click.IntRange(200, 50000), default=8000, show_default=True)
+@click.option("--days", "recent_days", type=click.IntRange(1, 90), default=7, show_default=True)
+@click.option("--facts", "max_facts", type=click.IntRange(0, 100), default=20, show_default=True)
+@vault_options
+def context(
+    max_chars: int, recent_days: int, max_facts: int, vault_path: str | None, as_json: bool
+) -> None:
+    """The block an agent starts a session with (the session_context tool of the extended
+    profile): rules, pinned memories, current facts, and the memories updated in the last
+    --days, by day, cut to --max-chars."""
+    with open_vault(vault_path) as vault:
+        result = vault.views.session_context(
+            max_chars=max_chars, recent_days=recent_days, max_facts=max_facts
+        )
+
+    def render(out: Any) -> None:
+        out.print(result["block"] or "No rules, pinned or recent memories.", markup=False)
+        cut = ", cut to --max-chars" if result["truncated"] else ""
+        size = f"{result['chars']} characters, ~{result['tokens_estimate']} tokens{cut}"
+        out.print(f"[dim]{size}[/dim]")
+
+    emit(result, as_json, render)
+
+
+COMMANDS = [context, timeline, facts]

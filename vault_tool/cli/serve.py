@@ -64,9 +64,9 @@ from vault_tool.storage.config import TOOL_PROFILES, read_config
     "--tools",
     "profile",
     type=click.Choice(TOOL_PROFILES),
-    help="The tools offered: core (search, remember) or extended (also read, timeline, "
-    "dismiss, restore_dismissed: docs/mcp.md) [default: [server] tools in "
-    ".vault/config.toml, else core].",
+    help="The tools offered: core (search, remember) or extended (also session_context, "
+    "read, timeline, fact_history, dismiss, restore_dismissed: docs/mcp.md) [default: "
+    "[server] tools in .vault/config.toml, else core].",
 )
 @click.option(
     "--sync-every",

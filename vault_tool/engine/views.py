@@ -10,7 +10,7 @@ from typing import Any
 
 from vault_tool.core import ids
 from vault_tool.core.times import parse_moment
-from vault_tool.engine import deletions, fact_history, reads
+from vault_tool.engine import deletions, fact_history, reads, session
 from vault_tool.errors import InvalidInput, NotFound
 from vault_tool.search.index import Index
 from vault_tool.storage.store import Store
@@ -52,6 +52,14 @@ class Views:
             memory_id = hits[0]["memory_id"]
         doc = deletions.require(self._index, self._store, ids.check_memory_id(memory_id))
         return reads.timeline(self._index, doc, before, after)
+
+    def session_context(
+        self, *, max_chars: int = 8000, recent_days: int = 7, max_facts: int = 20
+    ) -> dict[str, Any]:
+        """The block a session starts with: rules, pinned, facts, recent (session.py)."""
+        return session.session_context(
+            self._index, max_chars=max_chars, recent_days=recent_days, max_facts=max_facts
+        )
 
     def facts(
         self,

@@ -165,6 +165,38 @@ def around(
     return entries(searcher, kept[start:end]), start, len(kept) - end
 
 
+def session_parts(
+    searcher: Any, now: datetime, since: int, limit: int
+) -> dict[str, list[dict[str, Any]]]:
+    """What a session starts from: the pinned memories, the rules (memories of type rule),
+    and the memories updated at or after since (epoch seconds), newest first; at most limit
+    of each, dismissed and expired ones left out. Each entry carries its facts, and whether
+    another memory supersedes it."""
+    from whoosh import query as q
+
+    _, hidden = narrowed(searcher, Controls(), Query(), now)
+
+    def kept(found: Any) -> set[int]:
+        return {d for d in searcher.docs_for_query(found) if not (hidden and d in hidden)}
+
+    parts = {
+        "pinned": kept(q.Term("pinned", True)),
+        "rules": kept(q.Term("memory_type", "rule")),
+        "recent": kept(q.NumericRange("updated_ts", since, None)),
+    }
+    superseded = stored.superseded_ids(searcher)
+    shown = {}
+    for name, docnums in parts.items():
+        page, _ = newest(searcher, docnums, None, 0, limit)
+        listed = entries(searcher, page)
+        for entry, docnum in zip(listed, page, strict=True):
+            delta = json.loads(searcher.stored_fields(docnum)["record"])["semantic_delta"]
+            entry["facts"] = delta.get("facts") or []
+            entry["superseded"] = entry["memory_id"] in superseded
+        shown[name] = listed
+    return shown
+
+
 def _updated(searcher: Any) -> dict[int, int]:
     """docnum -> updated (epoch seconds) of every document, read once per index generation
     from the numeric field's full-precision terms (the field has no column)."""

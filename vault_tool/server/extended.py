@@ -15,6 +15,7 @@ from vault_tool.core import schema
 from vault_tool.errors import InvalidInput, NotFound
 from vault_tool.server import render
 
+SESSION_CONTEXT = "session_context"
 READ = "read"
 TIMELINE = "timeline"
 FACT_HISTORY = "fact_history"
@@ -75,6 +76,14 @@ def _timeline(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
     )
 
 
+def _session_context(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+    return vault.views.session_context(
+        max_chars=args.get("max_chars", 8000),
+        recent_days=args.get("recent_days", 7),
+        max_facts=args.get("max_facts", 20),
+    )
+
+
 def _fact_history(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.views.facts(
         args["subject"],
@@ -104,6 +113,17 @@ def _status(status: str, done: str) -> Callable[[Any, dict[str, Any], str], dict
 
 
 EXTRAS = (
+    Extra(
+        SESSION_CONTEXT,
+        "Session context",
+        "Call once at the start of a session: the vault's rules, pinned memories, current "
+        "facts and what changed in the last days, as one block cut to max_chars, with its "
+        "size and a token estimate.",
+        READ_ONLY,
+        False,
+        _session_context,
+        render.session_text,
+    ),
     Extra(
         READ,
         "Read memories",

@@ -139,6 +139,22 @@ def error_text(error: dict[str, Any]) -> str:
 
 
 @stages.timed("rendering")
+def session_text(result: dict[str, Any]) -> str:
+    """The extended profile's session_context: its block, framed as data."""
+    boundary = secrets.token_hex(4)
+    cut = " (cut to max_chars: read the rest with search)" if result["truncated"] else ""
+    return "\n".join(
+        [
+            f"Session context: {result['chars']} characters, about {result['tokens_estimate']} "
+            f"tokens{cut}. {DATA_NOTICE}",
+            f"<<< BEGIN context {boundary} >>>",
+            result["block"] or "(the vault has no rules, pinned or recent memories)",
+            f"<<< END context {boundary} >>>",
+        ]
+    )
+
+
+@stages.timed("rendering")
 def read_text(result: dict[str, Any]) -> str:
     """The extended profile's read: each memory as search's memory_id read shows it."""
     parts = [_memory_text(memory) for memory in result["memories"]]
