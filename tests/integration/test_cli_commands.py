@@ -46,6 +46,9 @@ DATA_ARGS = {
     "expire": ["expire", "--dry-run", "--vault", "{vault}"],
     "dismiss": ["dismiss", "{id}", "--dry-run", "--vault", "{vault}"],
     "undismiss": ["undismiss", "{id}", "--vault", "{vault}"],
+    "context": ["context", "--vault", "{vault}"],
+    "timeline": ["timeline", "{id}", "--vault", "{vault}"],
+    "facts": ["facts", "staging", "--all", "--vault", "{vault}"],
     "import": [
         "import",
         "{source}/Projects",  # a folder with nothing to skip: a skip exits 9
