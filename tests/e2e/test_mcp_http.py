@@ -21,6 +21,7 @@ from tests.e2e.mcp_client import (  # noqa: F401 (fixtures)
     server_env,
 )
 from tests.helpers import create_args, git
+from vault_tool.engine.vault import Vault
 
 pytestmark = pytest.mark.anyio
 
@@ -108,6 +109,25 @@ async def test_a_read_only_token_sees_and_may_call_search_only(vault_path: Path)
             **bearer(READ_ONLY), **{"Mcp-Session-Id": session_id},
         )  # fmt: skip
         assert borrowed.status_code == 404
+        assert git(vault_path, "rev-parse", "HEAD") == head
+
+
+async def test_a_read_only_token_in_the_extended_profile_may_read_but_not_dismiss(
+    vault_path: Path,
+) -> None:
+    with Vault.open(vault_path) as vault:
+        made = vault.remember(create_args("Ana owns the billing service"))
+    options = ("--token", TOKEN, "--read-only-token", READ_ONLY, "--tools", "extended")
+    with HttpServer(vault_path, *options) as server:
+        head = git(vault_path, "rev-parse", "HEAD")
+        async with http_session(server.url, bearer(READ_ONLY)) as session:
+            listed = [t.name for t in (await session.list_tools()).tools]
+            assert listed == ["search", "session_context", "read", "timeline", "fact_history"]
+            refused = await session.call_tool("dismiss", {"memory_id": made["memory_id"]})
+            assert refused.is_error
+            assert refused.structured_content["error"]["code"] == "forbidden"
+            read = await session.call_tool("read", {"memory_ids": [made["memory_id"]]})
+            assert not read.is_error
         assert git(vault_path, "rev-parse", "HEAD") == head
 
 
