@@ -26,6 +26,7 @@ id: 01JDXK3M6Q8W1J4T0P9R7V2B5C
 memory_type: decision
 title: Ana owns the billing service
 key: billing.owner
+project: billing-api
 status: dismissed
 pinned: true
 entities:

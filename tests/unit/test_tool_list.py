@@ -107,12 +107,21 @@ def _without(node: Any, key: str, *, naming: bool = False) -> Any:
 def test_a_listed_schema_accepts_and_refuses_exactly_what_its_file_does(name: str) -> None:
     # Both with every reference replaced by what it names: the same tree, the same verdicts;
     # input schemas are listed without their patterns (the server checks those itself).
+    # (The extended profile lists every field the server accepts; core hides a few.)
     side = "input" if ".input." in name else "output"
-    listed_schema = getattr(tools.spec(name.split(".")[0]), f"{side}_schema")
+    listed_schema = getattr(tools.spec(name.split(".")[0], "extended"), f"{side}_schema")
     file = schema._inline_refs(schema.bundled(name))
     if side == "input":
         file = _without(file, "pattern")
     assert _validating(schema._inline_refs(listed_schema)) == _validating(file)
+
+
+def test_the_core_listing_hides_exactly_the_extended_fields_of_remember() -> None:
+    core = tools.spec("remember").input_schema
+    extended = tools.spec("remember", "extended").input_schema
+    assert set(extended["properties"]) - set(core["properties"]) == {"ttl_seconds"}
+    delta = json.dumps(core)
+    assert '"project"' not in delta and '"project"' in json.dumps(extended)
 
 
 def test_the_server_still_checks_the_patterns_the_listing_leaves_out() -> None:

@@ -89,7 +89,8 @@ KNOWN_SETTINGS = {
     "write": {"lock_timeout_seconds"},
     "sync": {"every"},
     "search": {"semantic"},
-    "server": {"tools"},
+    "server": {"tools", "project"},
+    "projects": {"default", "folders"},
 }
 
 

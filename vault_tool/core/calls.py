@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from vault_tool.core import ids, redact, schema, stages
@@ -24,7 +24,10 @@ _MODE_FIELDS = {
         {"memory_id", "expected_version_id", "content_md", "semantic_delta"},
         {"items"},
     ),
-    "delete": ({"memory_id", "expected_version_id"}, {"content_md", "semantic_delta", "items"}),
+    "delete": (
+        {"memory_id", "expected_version_id"},
+        {"content_md", "semantic_delta", "items", "ttl_seconds"},
+    ),
 }
 
 
@@ -59,6 +62,9 @@ def check_call(args: Any) -> Call:
     if isinstance(mode, str) and mode in _MODE_FIELDS:
         found += _mode_problems(args, mode)
     written = _written(args, mode)
+    ttl = args.get("ttl_seconds")
+    if isinstance(ttl, int) and not isinstance(ttl, bool) and mode != "delete":
+        written = [_expiring(found, ttl, *one) for one in written]
     if found:
         # The call's shape is wrong, so nothing will be written: its rules are checked on
         # what was sent, for every part well-formed enough to check, and any secret the
@@ -116,6 +122,26 @@ def _written(args: dict[str, Any], mode: Any) -> list[tuple[Any, Any, str]]:
     if mode in ("create", "update") and ("content_md" in args or "semantic_delta" in args):
         return [(args.get("content_md"), args.get("semantic_delta"), "")]
     return []
+
+
+def _expiring(
+    found: list[schema.Problem], ttl: int, content: Any, delta: Any, prefix: str
+) -> tuple[Any, Any, str]:
+    """A written memory with the expires_at that ttl_seconds names; a clash if it has one."""
+    if not isinstance(delta, dict):
+        return content, delta, prefix
+    if "expires_at" in delta:
+        where = f"{prefix}semantic_delta.expires_at"
+        found.append(
+            schema.Problem(
+                where,
+                f"{where}: not allowed together with ttl_seconds",
+                "send one of them: ttl_seconds (seconds from now) or expires_at (a time)",
+            )
+        )
+        return content, delta, prefix
+    at = datetime.now(UTC) + timedelta(seconds=ttl)
+    return content, {**delta, "expires_at": at.strftime("%Y-%m-%dT%H:%M:%SZ")}, prefix
 
 
 def collect(found: list[schema.Problem], check: Callable[..., Any], *args: Any) -> Any:

@@ -50,6 +50,16 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "expire": ("Expire {memories}", "`vault-tool expire`: memories whose expires_at passed"),
     "dismiss": ("Dismiss {type}: {title}", "`vault-tool dismiss`"),
     "undismiss": ("Undismiss {type}: {title}", "`vault-tool undismiss`"),
+    "work_state": (
+        "Work state: {what}",
+        "work_state_write / `vault-tool state set`: a named list replaced whole ({what}: "
+        "`acme/todo (3 items)`)",
+    ),
+    "add_rule": ("Add rule: {title}", "add_rule / `vault-tool rules add`"),
+    "confirm_rule": (
+        "Confirm rule: {title}",
+        "confirm_rule / `vault-tool rules confirm`: re-checked against its evidence",
+    ),
     "rename_entity": (
         "Rename entity: {old} -> {new} ({memories})",
         "`vault-tool rename-entity`",

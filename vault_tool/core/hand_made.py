@@ -23,7 +23,7 @@ from vault_tool.core import links, schema
 from vault_tool.core.ids import is_ulid
 
 # Keys whose odd values are a person's own convention: kept as written, not refused.
-CONVENTION_KEYS = ("id", "title", "status", "source", "created", "updated")
+CONVENTION_KEYS = ("id", "title", "project", "rule", "status", "source", "created", "updated")
 TITLE_LENGTH = 200
 MAX_TAGS = 20
 _TAG_LENGTH = 50

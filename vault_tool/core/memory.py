@@ -18,6 +18,7 @@ KEY_ORDER = (
     "memory_type",
     "title",
     "key",
+    "project",
     "status",
     "pinned",
     "entities",
@@ -82,6 +83,7 @@ class Memory:
     body: str
     id: str | None = None
     key: str | None = None
+    project: str | None = None
     status: str = "active"
     pinned: bool = False
     entities: tuple[Entity, ...] = ()
@@ -109,7 +111,7 @@ class Memory:
             "facts": [f.to_dict() for f in self.facts],
             "tags": list(self.tags),
         }
-        for name in ("key", "expires_at"):
+        for name in ("key", "project", "expires_at"):
             if getattr(self, name):
                 delta[name] = getattr(self, name)
         if self.pinned:
@@ -127,6 +129,7 @@ class Memory:
             "memory_type": self.memory_type,
             "title": self.title,
             "key": self.key,
+            "project": self.project,
             "status": self.status if self.status != "active" else None,
             "pinned": True if self.pinned else None,
             "entities": [e.to_dict() for e in self.entities],
@@ -160,6 +163,7 @@ class Memory:
             "title": fields.get("title"),
             "body": body,
             "key": fields.get("key"),
+            "project": fields.get("project"),
             "status": fields.get("status", "active"),
             "pinned": bool(fields.get("pinned", False)),
             "entities": tuple(

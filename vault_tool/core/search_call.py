@@ -7,11 +7,12 @@ naming every problem, each with its field and its fix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vault_tool.core import ids, schema, stages
 from vault_tool.core.calls import collect
+from vault_tool.core.projects import Projects, Scope, check_project
 from vault_tool.core.times import MOMENT_FORMS, parse_moment
 from vault_tool.errors import InvalidInput
 
@@ -36,6 +37,7 @@ class Controls:
     until: str | None = None
     offset: int = 0  # hits skipped: a later page
     order: str = "relevance"  # or newest / oldest first by updated
+    project: Scope | None = None  # only the memories of one project (Vault resolves the name)
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,15 @@ class SearchCall:
     memory_id: str | None = None
     key: str | None = None
     controls: Controls = Controls()
+    project: str | None = None  # the project asked for, by name
     # What the ledger records of the call: its arguments as sent, but the query.
     as_sent: dict[str, Any] = field(default_factory=dict)
+
+    def controls_in(self, projects: Projects) -> Controls:
+        """The controls, with the project asked for resolved to what its memories hold."""
+        if self.project is None:
+            return self.controls
+        return replace(self.controls, project=projects.scope(self.project))
 
 
 @stages.timed("arguments")
@@ -87,6 +96,9 @@ def check_search(args: Any) -> SearchCall:
         )
     since = collect(found, _checked_time, args.get("since"), "since")
     until = collect(found, _checked_time, args.get("until"), "until")
+    project = args.get("project")
+    if isinstance(project, str):
+        project = collect(found, check_project, project)
     if found:
         raise schema.refusal(found)
     controls = Controls(
@@ -100,7 +112,7 @@ def check_search(args: Any) -> SearchCall:
         order=args.get("order", "relevance"),
     )
     as_sent = {k: v for k, v in args.items() if k not in ("query", "ledger", "response_format")}
-    return SearchCall(query=query.strip(), controls=controls, as_sent=as_sent)
+    return SearchCall(query=query.strip(), controls=controls, project=project, as_sent=as_sent)
 
 
 def _refuse_extra(

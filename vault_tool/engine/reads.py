@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core import search_call, stages
+from vault_tool.core.projects import Projects
 from vault_tool.core.query import parse_query
 from vault_tool.core.search_call import Controls
 from vault_tool.core.text import query_words
@@ -64,10 +65,12 @@ def keyed(index: Index, key: str, controls: Controls) -> dict[str, Any]:
 
 
 # What a listing may be narrowed by: search's filters.
-LISTING_FILTERS = ("memory_types", "tags", "since", "until")
+LISTING_FILTERS = ("memory_types", "tags", "since", "until", "project")
 
 
-def listed(index: Index, filters: dict[str, Any], *, limit: int, offset: int) -> dict[str, Any]:
+def listed(
+    index: Index, filters: dict[str, Any], projects: Projects, *, limit: int, offset: int
+) -> dict[str, Any]:
     """The memories the filters leave, newest first by updated: limit of them from offset,
     and how many there are. The filters are search's, checked as a search checks them."""
     unknown = sorted(set(filters) - set(LISTING_FILTERS))
@@ -84,7 +87,7 @@ def listed(index: Index, filters: dict[str, Any], *, limit: int, offset: int) ->
                 hint=f"send {name} as an integer >= {least}",
                 field=name,
             )
-    controls = search_call.check_search({"query": "*", **filters}).controls
+    controls = search_call.check_search({"query": "*", **filters}).controls_in(projects)
     now = datetime.now(UTC)
     memories, total = index.read(
         lambda s: listing.listed(s, controls, now, offset=offset, limit=limit)

@@ -9,24 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import calls, changelog, ids, search_call
-from vault_tool.core.memory import Memory, fingerprint, parse
-from vault_tool.core.redact import redact_text
-from vault_tool.core.times import utc_now
-from vault_tool.engine import deletions, history, reads, restoring, syncing
+from vault_tool.core import calls, ids, projects, search_call
+from vault_tool.engine import deletions, history, reads, restoring, status, syncing
 from vault_tool.engine.intake import Intake, Progress, SyncReport
 from vault_tool.engine.ledger import Ledger
+from vault_tool.engine.lookups import Lookups
 from vault_tool.engine.meaning import Meaning
 from vault_tool.engine.recovery import Recovery
+from vault_tool.engine.rules import Rules
 from vault_tool.engine.upkeep import Upkeep
 from vault_tool.engine.views import Views
+from vault_tool.engine.work_state import WorkState
 from vault_tool.engine.writer import Planned, PlanResult, Writer, clean_client
 from vault_tool.errors import Cancelled
-from vault_tool.search import links
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
 from vault_tool.storage import adopt, processes
@@ -34,7 +32,7 @@ from vault_tool.storage.config import Config, Places
 from vault_tool.storage.store import Store
 
 
-class Vault:
+class Vault(Lookups):
     """A vault opened by one process: remember, search, read, review, maintain."""
 
     def __init__(self, store: Store, index: Index, client: str = "cli") -> None:
@@ -50,6 +48,8 @@ class Vault:
         )
         self.client = clean_client(client)
         self.root = store.root
+        # The project a surface chose (`serve --project`); else the config's, else the cwd's.
+        self.chosen_project: str | None = None
         # True while a background catch-up runs: searches then say they may miss changes.
         self.catching_up = False
 
@@ -94,6 +94,17 @@ class Vault:
         return self._store.config
 
     @property
+    def projects(self) -> projects.Projects:
+        """The vault's projects: its default and the folders mapped to projects."""
+        return self.settings.projects(self.root)
+
+    @property
+    def project(self) -> str:
+        """The project this process works in (new memories without one get it): the one
+        chosen, else `[server] project`, else the folder it runs in (docs/projects.md)."""
+        return self.projects.working(self.chosen_project or self.settings.server_project, self.root)
+
+    @property
     def places(self) -> Places:
         """Where the index, the ledger and the run files (locks, leader) live."""
         return Places(self.root, self._store.run_dir, self._index.dir, self._ledger.dir)
@@ -104,6 +115,8 @@ class Vault:
         """One remember call: create, update, delete, or a batch of creates."""
         call = calls.check_call(args)
         who = clean_client(client or self.client)
+        if call.mode == "create":
+            projects.place(call.drafts, self.projects, self.project)
         if call.batch:
             return self._writer.create_batch(call.drafts, who)
         if call.mode == "create":
@@ -134,7 +147,7 @@ class Vault:
         result = reads.ranked(
             self._index,
             call.query,
-            call.controls,
+            call.controls_in(self.projects),
             judged,
             explain=explain,
             problems=problems,
@@ -183,7 +196,7 @@ class Vault:
     def listing(self, filters: Any = None, *, limit: int = 20, offset: int = 0) -> dict[str, Any]:
         """Memories newest first (by updated), narrowed by search's filters (memory_types, tags,
         since, until): {memories: limit of them from offset, total: how many there are}."""
-        return reads.listed(self._index, filters or {}, limit=limit, offset=offset)
+        return reads.listed(self._index, filters or {}, self.projects, limit=limit, offset=offset)
 
     def log(
         self,
@@ -217,54 +230,6 @@ class Vault:
         """Record which results of a logged search helped; ranking learns from it."""
         return self._ledger.feedback(handle, helpful, unhelpful, clean_client(who))
 
-    # --- lookups for operator verbs (ops/) -----------------------------------------------
-
-    def find(self, memory_id: str) -> Indexed | None:
-        """The indexed memory with this id, or None."""
-        return self._index.by_id(memory_id)
-
-    def at_path(self, path: str) -> Indexed | None:
-        """The indexed memory of this file, or None."""
-        return self._index.by_path(path)
-
-    def with_key(self, key: str) -> list[Indexed]:
-        """Indexed memories whose key is this one."""
-        return self._index.find("key", key)
-
-    def same_content(self, memory: Memory) -> list[Indexed]:
-        """Indexed memories with this memory's type, title and content."""
-        return self._index.find(
-            "fingerprint", fingerprint(memory.memory_type, memory.title, memory.body)
-        )
-
-    def notes_named(self, name: str) -> list[str]:
-        """Paths of the indexed notes a link's prefixed name finds (see core/links.py)."""
-        return self._index.read(lambda searcher: links.paths_named(searcher, name))
-
-    def indexed(self) -> list[tuple[str, str, dict[str, Any]]]:
-        """(path, memory id, semantic delta) of every indexed memory."""
-        return self._index.deltas()
-
-    def memory_paths(self) -> list[str]:
-        """Every memory file in the folder, sorted."""
-        return sorted(path for path, _ in self._store.iter_memory_paths())
-
-    def read_file(self, path: str) -> bytes | None:
-        """A memory file's bytes (refusing paths that leave the vault), None if missing."""
-        return self._store.read_bytes(path)
-
-    def committed_file(self, path: str) -> bytes | None:
-        """A file's bytes, refused with VersionConflict while it has an uncommitted hand edit."""
-        return self._writer.committed_bytes(path)
-
-    def is_free(self, path: str, taken: set[str] | frozenset[str] = frozenset()) -> bool:
-        """Whether a new memory may be written at path (nothing there, nothing indexed)."""
-        return self._writer.is_free(path, taken)
-
-    def path_for(self, memory: Memory, taken: set[str] | frozenset[str] = frozenset()) -> str:
-        """Where a new memory goes: <type>/<YYYY-MM>/<slug>.md, unique in the vault."""
-        return self._writer.path_for(memory, taken)
-
     # --- several files in one commit -----------------------------------------------------
 
     def apply_plan(
@@ -293,33 +258,20 @@ class Vault:
 
     def expire(self, *, dry_run: bool = False) -> PlanResult:
         """Delete every memory whose expires_at has passed, in one commit."""
-        due = self._index.expired_by(int(datetime.now(UTC).timestamp()))
-        plan = [Planned(doc.path, None, doc.memory_id) for doc in sorted(due, key=lambda d: d.path)]
-        subject = changelog.subject("expire", memories=changelog.memories(len(plan)))
-        return self.apply_plan(plan, subject, dry_run=dry_run)
+        return status.expire(self._writer, self._index, client=self.client, dry_run=dry_run)
 
     def set_status(
         self,
         memory_id: str,
-        status: str,
+        to: str,
         *,
         dry_run: bool = False,
         reason: str | None = None,
         client: str | None = None,
     ) -> PlanResult:
         """Dismiss (hide from search, keep) or undismiss a memory: one commit, with the reason."""
-        doc = self._require(memory_id)
-        data = self._store.read_bytes(doc.path)
-        memory = parse((data or b"").decode("utf-8"), doc.path)
-        if memory.status == status:
-            return PlanResult([], "", None)
-        changed = memory.with_changes(status=status, updated=utc_now())
-        name = "dismiss" if status == "dismissed" else "undismiss"
-        subject = changelog.subject(name, changelog.entry(memory, doc.path))
-        said = redact_text(reason, "reason")[0] if reason else None
-        who = client or self.client
-        plan = [Planned(doc.path, changed)]
-        return self._writer.apply_plan(plan, subject, client=who, dry_run=dry_run, reason=said)
+        doc, who = self._require(memory_id), client or self.client
+        return status.set_status(self._writer, doc, to, client=who, dry_run=dry_run, reason=reason)
 
     def restore(
         self, memory_id: str, version: str | None = None, client: str | None = None
@@ -387,6 +339,16 @@ class Vault:
     def views(self) -> Views:
         """Views over the memories the extended tools give: a timeline, facts about a subject."""
         return Views(self._store, self._index, self.search)
+
+    @property
+    def rules(self) -> Rules:
+        """The rules agents follow, each a memory of type rule: add, list, confirm."""
+        return Rules(self._writer, self._index)
+
+    @property
+    def work_state(self) -> WorkState:
+        """Named lists per project (state/<project>/<name>.yaml), replaced whole by a write."""
+        return WorkState(self._store, self.project)
 
     @property
     def upkeep(self) -> Upkeep:

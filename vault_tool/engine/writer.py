@@ -139,6 +139,8 @@ class Writer:
             # A source or creation date the file holds stays (a person's note may name its
             # web page, or a date in words, kept as written): git's trailers name each writer.
             "source": _ours_unless_kept(old, "source", client),
+            # An update that names no project leaves the memory in its own.
+            "project": draft.delta.get("project") or (old.project if old else None),
             "created": _ours_unless_kept(old, "created", now),
             "extra": old.extra if old else {},
             "bom": old.bom if old else False,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from vault_tool.core import ids
+from vault_tool.core import ids, projects
 from vault_tool.core.links import aliases_of
 from vault_tool.core.memory import Memory, fingerprint
 from vault_tool.core.text import normalize_name, shared_analyzer, text_analyzer
@@ -21,7 +21,7 @@ from vault_tool.core.times import parse_time
 from vault_tool.search import links
 
 # Bump when the fields or analyzers change: an older index is then rebuilt on open.
-INDEX_SCHEMA_VERSION = 9
+INDEX_SCHEMA_VERSION = 10
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,10 @@ def whoosh_schema() -> Any:
         memory_id=fields.ID(stored=True, sortable=True),
         fingerprint=fields.ID(stored=True),
         key=fields.ID(stored=True),
+        # What a file says of its project, and its top-level folder: a project's memories
+        # are asked for by both (core/projects.py), so a new folder mapping needs no rebuild.
+        project=fields.ID(),
+        folder=fields.ID(),
         memory_type=fields.ID(stored=True),
         status=fields.ID(stored=True),
         title=fields.STORED(),
@@ -137,6 +141,8 @@ def document_for(
         "memory_id": memory_id,
         "fingerprint": fingerprint(memory.memory_type, memory.title, memory.body),
         "key": memory.key or "",
+        "project": memory.project or projects.UNDECLARED,
+        "folder": projects.top_folder(path),
         "memory_type": memory.memory_type,
         "status": memory.status,
         "title": memory.title,

@@ -15,6 +15,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from vault_tool.core.projects import UNDECLARED, Scope
 from vault_tool.core.query import Query, holds_phrase, word_sequence
 from vault_tool.core.search_call import Controls
 from vault_tool.core.text import query_words
@@ -39,6 +40,8 @@ def narrowed(
         required.append(q.Or([q.Term("memory_type", t) for t in types]))
     tags = dict.fromkeys([*(t.lower() for t in controls.tags), *query.tags])
     required.extend(q.Term("tags", t) for t in tags)
+    if controls.project is not None:
+        required.append(_of_project(controls.project))
     if controls.since or controls.until:
         start = int(parse_time(controls.since).timestamp()) if controls.since else None
         end = int(end_of(controls.until).timestamp()) if controls.until else None
@@ -57,6 +60,21 @@ def narrowed(
     # Plain sets: Whoosh tests a filter's truth once per document, and a BitSet's truth
     # test scans every byte of it.
     return allow, hidden or None
+
+
+def _of_project(scope: Scope) -> Any:
+    """The memories of one project: those declaring it, and the undeclared ones of its
+    folders (of every unmapped folder too, for the vault's default project)."""
+    from whoosh import query as q
+
+    undeclared = q.Term("project", UNDECLARED)
+    either = [q.Term("project", scope.name)]
+    if scope.folders:
+        either.append(q.And([undeclared, q.Or([q.Term("folder", f) for f in scope.folders])]))
+    if scope.unmapped:
+        mapped = q.Or([q.Term("folder", f) for f in scope.mapped])
+        either.append(q.AndNot(undeclared, mapped) if scope.mapped else undeclared)
+    return q.Or(either)
 
 
 def holding_phrases(searcher: Any, phrases: tuple[str, ...], allow: set | None) -> set[int]:

@@ -7,6 +7,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from vault_tool.core.projects import HINT as PROJECT_HINT
+from vault_tool.core.projects import PATTERN as PROJECT_PATTERN
+from vault_tool.core.projects import Projects, project_name
 from vault_tool.core.times import parse_duration
 from vault_tool.errors import VaultUnavailable
 
@@ -48,6 +51,19 @@ semantic = false
 # The tools a server offers agents: "core" (search and remember) or "extended" (also
 # read, timeline, ...: docs/mcp.md). `vault-tool serve --tools` overrides it.
 tools = "core"
+# The project a server works in: new memories without a `project` get it, and the
+# extended tools' session context and work state default to it. Empty: the folder the
+# server is started in (the vault's default project when that is inside the vault).
+project = ""
+
+[projects]
+# The project of a memory whose front matter names none and whose top-level folder is
+# not mapped below. Empty: this vault folder's name. docs/projects.md
+default = ""
+
+[projects.folders]
+# Top-level folders whose memories belong to a project, for example:
+# clients-acme = "acme"
 """
 
 
@@ -71,6 +87,13 @@ class Config:
     sync_every_seconds: float = 0.0
     semantic: bool = False
     server_tools: str = "core"
+    server_project: str = ""
+    default_project: str = ""
+    project_folders: tuple[tuple[str, str], ...] = ()
+
+    def projects(self, root: Path) -> Projects:
+        """The vault's projects: its default (this folder's name unless set) and mappings."""
+        return Projects(self.default_project or project_name(root.name), self.project_folders)
 
 
 # The tool profiles a server may offer (server/tools.py): the default lists two tools.
@@ -118,6 +141,7 @@ def read_config(root: Path) -> Config:
     sync = data.get("sync", {})
     search = data.get("search", {})
     server = data.get("server", {})
+    projects = data.get("projects", {})
     try:
         profile = _typed(server, "tools", str, "core")
         if profile not in TOOL_PROFILES:
@@ -129,9 +153,32 @@ def read_config(root: Path) -> Config:
             sync_every_seconds=parse_duration(_typed(sync, "every", (str, int, float), "0")),
             semantic=_typed(search, "semantic", bool, False),
             server_tools=str(profile),
+            server_project=_project(server, "project", "[server] project"),
+            default_project=_project(projects, "default", "[projects] default"),
+            project_folders=_folders(projects.get("folders", {})),
         )
     except (TypeError, ValueError) as problem:
         raise VaultUnavailable(f"{CONFIG_PATH}: {problem}", hint="fix the value's type") from None
+
+
+def _project(table: dict, name: str, where: str) -> str:
+    value = str(_typed(table, name, str, ""))
+    if value and not PROJECT_PATTERN.match(value):
+        raise ValueError(f"{where} is {value!r}, not a project name ({PROJECT_HINT})")
+    return value
+
+
+def _folders(table: object) -> tuple[tuple[str, str], ...]:
+    if not isinstance(table, dict):
+        raise TypeError("[projects] folders has the wrong type (a table of folder = project)")
+    for folder, project in table.items():
+        if "/" in folder or folder.startswith("."):
+            raise ValueError(f"[projects.folders] {folder!r}: name a top-level folder")
+        if not isinstance(project, str) or not PROJECT_PATTERN.match(project):
+            raise ValueError(
+                f"[projects.folders] {folder} = {project!r} is not a project name ({PROJECT_HINT})"
+            )
+    return tuple(sorted(table.items()))
 
 
 def _typed(table: dict, name: str, kind: type | tuple[type, ...], default: object) -> object:

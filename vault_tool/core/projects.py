@@ -1,0 +1,96 @@
+"""Projects: which project a memory belongs to, and the memories of one project. Pure.
+
+Pure but for the working folder a process runs in (Projects.working).
+
+A memory's project is its front matter `project`, else the project its top-level folder is
+mapped to in `.vault/config.toml` (`[projects.folders]`), else the vault's default project
+(`[projects] default`, else the vault folder's name). The index keeps only what a file says
+(its declared project and its top-level folder), so a changed mapping needs no rebuild: a
+search for a project asks for both (`Scope`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vault_tool.errors import InvalidInput
+
+PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+HINT = "a project is lowercase letters, digits, '.', '_' and '-' (at most 64), e.g. billing-api"
+# What the index holds for a memory that declares no project, and for a file at the top.
+UNDECLARED = "-"
+TOP = "."
+
+
+def check_project(value: str, field: str = "project") -> str:
+    """A project name as sent, or InvalidInput naming the field and the form it takes."""
+    if not PATTERN.match(value):
+        raise InvalidInput(f"{field}: {value!r} is not a project name", hint=HINT, field=field)
+    return value
+
+
+def project_name(text: str) -> str:
+    """A folder's name as a project ("Billing API" -> billing-api; "default" if nothing is left)."""
+    name = re.sub(r"[^a-z0-9_.]+", "-", text.lower()).strip("-._")[:64].strip("-._")
+    return name or "default"
+
+
+def top_folder(path: str) -> str:
+    """A vault-relative path's top-level folder (TOP for a file at the vault's top)."""
+    head, slash, _ = path.partition("/")
+    return head if slash else TOP
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the index must hold for a memory to be of one project."""
+
+    name: str
+    folders: tuple[str, ...]  # top-level folders mapped to it
+    unmapped: bool  # it is the vault's default: undeclared memories of unmapped folders too
+    mapped: tuple[str, ...]  # every mapped folder (those are some other project's, or this)
+
+
+@dataclass(frozen=True)
+class Projects:
+    """A vault's projects: its default and the folders mapped to projects."""
+
+    default: str
+    folders: tuple[tuple[str, str], ...] = ()  # (top-level folder, project)
+
+    def of(self, declared: str | None, path: str) -> str:
+        """The project of a memory that declares this one (or None) and lives at path."""
+        if declared and PATTERN.match(declared):
+            return declared
+        return dict(self.folders).get(top_folder(path), self.default)
+
+    def scope(self, name: str) -> Scope:
+        """The memories of project name, as index terms."""
+        mine = tuple(folder for folder, project in self.folders if project == name)
+        every = tuple(folder for folder, _ in self.folders)
+        return Scope(name, mine, name == self.default, every)
+
+    def working(self, chosen: str | None, root: Path) -> str:
+        """The project a process works in: the one chosen (--project or the config), else
+        its working folder's name, or the vault's default when it works inside the vault."""
+        if chosen:
+            return chosen
+        try:
+            cwd = Path.cwd()
+        except FileNotFoundError:  # its folder was removed under it
+            return self.default
+        if cwd == root or root in cwd.parents:
+            return self.default
+        return project_name(cwd.name)
+
+
+def place(drafts: list[Any], projects: Projects, working: str) -> None:
+    """New memories (calls.Draft) that name no project are written into the working one,
+    unless their folder would place them there anyway."""
+    for draft in drafts:
+        folder = f"{draft.delta['memory_type']}/"  # where Writer.path_for puts a new memory
+        if "project" not in draft.delta and projects.of(None, folder) != working:
+            draft.delta = {**draft.delta, "project": working}
