@@ -8,7 +8,7 @@
     ├── NotFound                not_found           no memory, version or record with that id
     ├── VaultBusy               vault_busy          a lock held too long
     ├── VaultUnavailable        vault_unavailable   no vault there, or its repository is broken
-    ├── ReadOnlyAccess          forbidden           the caller's token may only search
+    ├── Forbidden               forbidden           the caller's token may not do this
     └── Cancelled               cancelled           the caller gave up; nothing was recorded
 
 Core modules raise these; only the edges map them: the MCP wrapper to an isError result
@@ -42,7 +42,7 @@ CODES: dict[str, ErrorCode] = {
         ErrorCode("limit_exceeded", 5, "too large or too many (content, batch, entities)"),
         ErrorCode("vault_busy", 6, "another writer or git command held a lock too long"),
         ErrorCode("vault_unavailable", 7, "no vault there, or its repository cannot be used"),
-        ErrorCode("forbidden", 1, "the connection's token may search but not write"),
+        ErrorCode("forbidden", 1, "the token may not call this tool, or not for that project"),
         ErrorCode("cancelled", 130, "the caller cancelled; nothing was recorded"),
     )
 }
@@ -167,8 +167,8 @@ class VaultUnavailable(VaultError):
     code = "vault_unavailable"
 
 
-class ReadOnlyAccess(VaultError):
-    """The caller's token may search but not write."""
+class Forbidden(VaultError):
+    """The caller's token may not do this: a tool beyond its scope, or another project."""
 
     code = "forbidden"
 

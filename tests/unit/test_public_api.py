@@ -50,6 +50,7 @@ VAULT_METHODS = {
     "path_for",
     "places",
     "project",
+    "project_of",
     "projects",
     "problems",
     "read",

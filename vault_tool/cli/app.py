@@ -22,10 +22,12 @@ from vault_tool.cli import (
     ontology,
     recall,
     review,
+    rules,
     search,
     serve,
     setup,
     team,
+    tokens,
     transfer,
 )
 from vault_tool.cli.output import json_requested, report_error
@@ -35,11 +37,13 @@ from vault_tool.errors import EXIT_CODES, OUTPUT_CLOSED, VaultError
 TOPICS = (
     setup,
     serve,
+    tokens,
     search,
     browse,
     memories,
     review,
     recall,
+    rules,
     transfer,
     team,
     maintenance,

@@ -32,6 +32,11 @@ from vault_tool.cli.output import (
     help="Only memories with this tag (repeatable: all of them).",
 )
 @click.option(
+    "--project",
+    metavar="NAME",
+    help="Only the memories of this project (docs/projects.md).",
+)
+@click.option(
     "--since",
     type=Moment(),
     metavar="DATE",
@@ -67,6 +72,7 @@ from vault_tool.cli.output import (
 def list_memories(
     memory_types: tuple[str, ...],
     tags: tuple[str, ...],
+    project: str | None,
     since: str | None,
     until: str | None,
     deleted: bool,
@@ -91,13 +97,15 @@ def list_memories(
     To find memories by what they say, use `vault-tool search`: its query takes type: and
     tag: too, and a query of those alone lists the same way.
     """
+    if deleted and project:
+        raise click.UsageError("--project does not apply with --deleted")
     if deleted and tags:
         raise click.UsageError(
             "--tag does not apply with --deleted: a deleted memory is no longer indexed "
             "(`vault-tool show ID` shows its last version, tags and all)"
         )
     filters: dict[str, Any] = {}
-    filters.update(filter_arguments(memory_types, tags, since, until))
+    filters.update(filter_arguments(memory_types, tags, since, until, project))
     with open_vault(vault_path) as vault:
         if deleted:
             found = _deleted(vault, filters)

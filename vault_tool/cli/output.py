@@ -203,13 +203,19 @@ def program() -> str:
 
 
 def filter_arguments(
-    memory_types: tuple[str, ...], tags: tuple[str, ...], since: str | None, until: str | None
+    memory_types: tuple[str, ...],
+    tags: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    project: str | None = None,
 ) -> dict[str, Any]:
-    """The --type/--tag/--since/--until options as search's arguments (only those given)."""
+    """The --type/--tag/--since/--until/--project options as search's arguments (only those
+    given)."""
     given = {
         "memory_types": list(memory_types),
         "tags": list(tags),
         "since": since,
         "until": until,
+        "project": project,
     }
     return {name: value for name, value in given.items() if value}

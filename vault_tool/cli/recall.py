@@ -104,16 +104,22 @@ def facts(
 @click.option("--max-chars", type=click.IntRange(200, 50000), default=8000, show_default=True)
 @click.option("--days", "recent_days", type=click.IntRange(1, 90), default=7, show_default=True)
 @click.option("--facts", "max_facts", type=click.IntRange(0, 100), default=20, show_default=True)
+@click.option("--project", metavar="NAME", help="Only its memories and the rules that apply there.")
 @vault_options
 def context(
-    max_chars: int, recent_days: int, max_facts: int, vault_path: str | None, as_json: bool
+    max_chars: int,
+    recent_days: int,
+    max_facts: int,
+    project: str | None,
+    vault_path: str | None,
+    as_json: bool,
 ) -> None:
     """The block an agent starts a session with (the session_context tool of the extended
     profile): rules, pinned memories, current facts, and the memories updated in the last
-    --days, by day, cut to --max-chars."""
+    --days, by day, cut to --max-chars; of every project, or of --project."""
     with open_vault(vault_path) as vault:
         result = vault.views.session_context(
-            max_chars=max_chars, recent_days=recent_days, max_facts=max_facts
+            max_chars=max_chars, recent_days=recent_days, max_facts=max_facts, project=project
         )
 
     def render(out: Any) -> None:

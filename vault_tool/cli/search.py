@@ -70,6 +70,11 @@ class QueryCommand(click.Command):
     help="Only memories with this tag (repeatable: all).",
 )
 @click.option(
+    "--project",
+    metavar="NAME",
+    help="Only the memories of this project (docs/projects.md).",
+)
+@click.option(
     "--since",
     type=Moment(),
     metavar="DATE",
@@ -113,6 +118,7 @@ def search(
     max_bytes: int,
     memory_types: tuple[str, ...],
     tags: tuple[str, ...],
+    project: str | None,
     since: str | None,
     until: str | None,
     offset: int,
@@ -150,7 +156,7 @@ def search(
         args.update(query=" ".join(query), top_k=top_k)
         args.update({"offset": offset} if offset else {})
         args.update({"order": order} if order != "relevance" else {})
-        args.update(filter_arguments(memory_types, tags, since, until))
+        args.update(filter_arguments(memory_types, tags, since, until, project))
     with open_vault(vault_path) as vault:
         if as_of:
             progress = progress_callback("Reading the vault as it was")

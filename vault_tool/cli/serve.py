@@ -69,6 +69,15 @@ from vault_tool.storage.config import TOOL_PROFILES, read_config
     "[server] tools in .vault/config.toml, else core].",
 )
 @click.option(
+    "--project",
+    envvar="VAULT_TOOL_PROJECT",
+    metavar="NAME",
+    help="The project this server works in: new memories that name none get it, and the "
+    "extended tools' session context and work state default to it [default: [server] "
+    "project in .vault/config.toml, else the name of the folder it starts in]. "
+    "docs/projects.md",
+)
+@click.option(
     "--sync-every",
     metavar="DURATION",
     help="Sync with the git remote this often (30s, 5m, 1h; 0 never) while this server "
@@ -85,6 +94,7 @@ def serve(
     allow_hosts: tuple[str, ...],
     allow_origins: tuple[str, ...],
     profile: str | None,
+    project: str | None,
     sync_every: str | None,
     vault_path: str | None,
     as_json: bool,
@@ -103,8 +113,12 @@ def serve(
     root = _existing_vault(vault_path)
     every = None if sync_every is None else _duration(sync_every)
     profile = profile or read_config(root).server_tools
+    if project is not None:
+        from vault_tool.core.projects import check_project
+
+        check_project(project, "--project")
     if use_http:
-        from vault_tool.server import http
+        from vault_tool.server import http, tokens
 
         config = http.settings(
             host,
@@ -114,16 +128,17 @@ def serve(
             rate_per_minute=rate_limit,
             allow_hosts=list(allow_hosts),
             allow_origins=list(allow_origins),
+            stored=tokens.load(root),
         )
     from vault_tool.server.runtime import configure_logging
 
     configure_logging(root)
     if use_http:
-        http.serve_http(root, config, every, profile)
+        http.serve_http(root, config, every, profile, project)
         return
     from vault_tool.server.stdio import serve_stdio
 
-    serve_stdio(root, every, profile)
+    serve_stdio(root, every, profile, project)
 
 
 @click.command()

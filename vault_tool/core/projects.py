@@ -19,7 +19,7 @@ from typing import Any
 from vault_tool.errors import InvalidInput
 
 PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-HINT = "a project is lowercase letters, digits, '.', '_' and '-' (at most 64), e.g. billing-api"
+HINT = "use lowercase letters, digits, '.', '_' or '-' (at most 64), such as billing-api"
 # What the index holds for a memory that declares no project, and for a file at the top.
 UNDECLARED = "-"
 TOP = "."
@@ -28,7 +28,7 @@ TOP = "."
 def check_project(value: str, field: str = "project") -> str:
     """A project name as sent, or InvalidInput naming the field and the form it takes."""
     if not PATTERN.match(value):
-        raise InvalidInput(f"{field}: {value!r} is not a project name", hint=HINT, field=field)
+        raise InvalidInput(f"{field}: {value!r} is not valid", hint=HINT, field=field)
     return value
 
 

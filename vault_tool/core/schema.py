@@ -87,6 +87,9 @@ _PATTERN_HINTS = {
     "is": "use one line of text",
     "since": f"use {MOMENT_FORMS}",
     "until": f"use {MOMENT_FORMS}",
+    "project": "use lowercase letters, digits, '.', '_' or '-' (at most 64), such as billing-api",
+    "name": "use lowercase letters, digits, '.', '_' or '-' (at most 64), such as todo",
+    "id": "use a rule's id from list_rules",
 }
 _DATE_FIELDS = {"since", "until", "expires_at", "created", "updated", "valid_from", "valid_until"}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from vault_tool.core.memory import Memory, fingerprint
+from vault_tool.core.projects import Projects
 from vault_tool.engine.writer import Writer
 from vault_tool.search import links
 from vault_tool.search.documents import Indexed
@@ -22,10 +23,18 @@ class Lookups:
     _store: Store
     _index: Index
     _writer: Writer
+    projects: Projects
 
     def find(self, memory_id: str) -> Indexed | None:
         """The indexed memory with this id, or None."""
         return self._index.by_id(memory_id)
+
+    def project_of(self, memory_id: str) -> str | None:
+        """The project of the indexed memory with this id (core/projects.py), or None."""
+        doc = self._index.by_id(memory_id)
+        if doc is None:
+            return None
+        return self.projects.of(doc.record["semantic_delta"].get("project"), doc.path)
 
     def at_path(self, path: str) -> Indexed | None:
         """The indexed memory of this file, or None."""

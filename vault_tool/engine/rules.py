@@ -77,6 +77,10 @@ class Rules:
         paged = {"has_more": more, **({"next_offset": offset + len(page)} if more else {})}
         return {"rules": listed, "total": len(rules), **paged}
 
+    def ids_applying(self, project: str | None) -> set[str]:
+        """The ids of the rules that apply in a project (everywhere, it, any situation)."""
+        return {_result(r)["id"] for r in self._all() if _applies(r["rule"], project)}
+
     def confirm(self, rule_id: str, *, client: str) -> dict[str, Any]:
         """Record that a rule was re-checked: its confirmed date and its evidence's versions
         move to today's; nothing else changes. One commit."""

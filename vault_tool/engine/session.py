@@ -10,9 +10,11 @@ says how many of each part it left out. Tokens are estimated at four characters 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from vault_tool.core.projects import Scope
 from vault_tool.core.times import valid_on
 from vault_tool.search import listing
 from vault_tool.search.index import Index
@@ -22,12 +24,23 @@ PER_PART = 50  # memories read per part, at most: the budget cuts long before
 
 
 def session_context(
-    index: Index, *, max_chars: int, recent_days: int, max_facts: int, now: datetime | None = None
+    index: Index,
+    *,
+    max_chars: int,
+    recent_days: int,
+    max_facts: int,
+    project: Scope | None = None,
+    rules_here: Callable[[], set[str]] | None = None,
+    now: datetime | None = None,
 ) -> dict[str, Any]:
-    """The session-start block and its parts (see the module's docstring)."""
+    """The session-start block and its parts (see the module's docstring), of one project
+    when asked (its memories; the rules whose ids rules_here gives)."""
     now = now or datetime.now(UTC)
     since = int((now - timedelta(days=recent_days)).timestamp())
-    parts = index.read(lambda s: listing.session_parts(s, now, since, PER_PART))
+    parts = index.read(lambda s: listing.session_parts(s, now, since, PER_PART, project))
+    if rules_here is not None:
+        applying = rules_here()
+        parts["rules"] = [e for e in parts["rules"] if e["memory_id"] in applying]
     day = now.date().isoformat()
     seen_facts: set[tuple[str, str, str]] = set()
     facts = []
@@ -49,6 +62,7 @@ def session_context(
     lines, left_out = _cut(parts, facts, by_day, max_chars)
     block = "\n".join(lines)
     return {
+        **({"project": project.name} if project else {}),
         "block": block,
         "chars": len(block),
         "tokens_estimate": -(-len(block) // CHARS_PER_TOKEN),

@@ -338,7 +338,7 @@ class Vault(Lookups):
     @property
     def views(self) -> Views:
         """Views over the memories the extended tools give: a timeline, facts about a subject."""
-        return Views(self._store, self._index, self.search)
+        return Views(self._store, self._index, self.search, self.projects, self.rules)
 
     @property
     def rules(self) -> Rules:

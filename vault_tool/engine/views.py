@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from vault_tool.core import ids
+from vault_tool.core.projects import Projects, check_project
 from vault_tool.core.times import parse_moment
 from vault_tool.engine import deletions, fact_history, reads, session
+from vault_tool.engine.rules import Rules
 from vault_tool.errors import InvalidInput, NotFound
 from vault_tool.search.index import Index
 from vault_tool.storage.store import Store
@@ -23,6 +25,8 @@ class Views:
     _store: Store
     _index: Index
     _search: Callable[..., dict[str, Any]]  # Vault.search: a query's best hit anchors a timeline
+    _projects: Projects
+    _rules: Rules
 
     def timeline(
         self,
@@ -54,11 +58,23 @@ class Views:
         return reads.timeline(self._index, doc, before, after)
 
     def session_context(
-        self, *, max_chars: int = 8000, recent_days: int = 7, max_facts: int = 20
+        self,
+        *,
+        max_chars: int = 8000,
+        recent_days: int = 7,
+        max_facts: int = 20,
+        project: str | None = None,
     ) -> dict[str, Any]:
-        """The block a session starts with: rules, pinned, facts, recent (session.py)."""
+        """The block a session starts with: rules, pinned, facts, recent (session.py); with
+        project, its memories and the rules that apply there only."""
+        scope = self._projects.scope(check_project(project)) if project else None
         return session.session_context(
-            self._index, max_chars=max_chars, recent_days=recent_days, max_facts=max_facts
+            self._index,
+            max_chars=max_chars,
+            recent_days=recent_days,
+            max_facts=max_facts,
+            project=scope,
+            rules_here=(lambda: self._rules.ids_applying(project)) if project else None,
         )
 
     def facts(

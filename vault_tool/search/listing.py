@@ -184,22 +184,24 @@ def around(
 
 
 def session_parts(
-    searcher: Any, now: datetime, since: int, limit: int
+    searcher: Any, now: datetime, since: int, limit: int, scope: Scope | None = None
 ) -> dict[str, list[dict[str, Any]]]:
     """What a session starts from: the pinned memories, the rules (memories of type rule),
     and the memories updated at or after since (epoch seconds), newest first; at most limit
-    of each, dismissed and expired ones left out. Each entry carries its facts, and whether
-    another memory supersedes it."""
+    of each, dismissed and expired ones left out, and with scope, the pinned and recent
+    ones of that project only (a rule says itself where it applies). Each entry carries
+    its facts, and whether another memory supersedes it."""
     from whoosh import query as q
 
-    _, hidden = narrowed(searcher, Controls(), Query(), now)
+    allow, hidden = narrowed(searcher, Controls(project=scope), Query(), now)
 
-    def kept(found: Any) -> set[int]:
-        return {d for d in searcher.docs_for_query(found) if not (hidden and d in hidden)}
+    def kept(found: Any, mine: set[int] | None = allow) -> set[int]:
+        docs = {d for d in searcher.docs_for_query(found) if not (hidden and d in hidden)}
+        return docs if mine is None else docs & mine
 
     parts = {
         "pinned": kept(q.Term("pinned", True)),
-        "rules": kept(q.Term("memory_type", "rule")),
+        "rules": kept(q.Term("memory_type", "rule"), None),
         "recent": kept(q.NumericRange("updated_ts", since, None)),
     }
     superseded = stored.superseded_ids(searcher)

@@ -18,6 +18,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
+from vault_tool.core.access import Access
 from vault_tool.server import early, handshake, tools
 from vault_tool.server.handshake import SERVER_INFO
 from vault_tool.server.runtime import Runtime
@@ -29,7 +30,7 @@ def build_server(runtime: Runtime) -> Server[Any]:
     # Both handlers answer with the wire's dicts (early.py): the SDK validates a result once
     # as it sends it, so building its models first would only do that work twice.
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
-        return early.tools_list_result(read_only=_access(ctx)[1], profile=runtime.profile)
+        return early.tools_list_result(_access(ctx), profile=runtime.profile)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
         try:
@@ -41,12 +42,12 @@ def build_server(runtime: Runtime) -> Server[Any]:
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool: {params.name!r}; this server has {offered}",
             ) from None
-        token, read_only = _access(ctx)
+        access = _access(ctx)
         client = client_name(ctx)
-        if spec.writes and read_only:
-            outcome = tools.read_only_refusal(spec.name)
+        if not access.may_call(spec.name, spec.writes):
+            outcome = tools.refusal(access.scope_refusal(spec.name, spec.writes))
             runtime.record_call(
-                spec.name, outcome, client=client, token=token, started=time.perf_counter()
+                spec.name, outcome, client=client, token=access.label, started=time.perf_counter()
             )
             return early.call_result(outcome)
         cancelled = threading.Event()
@@ -55,7 +56,7 @@ def build_server(runtime: Runtime) -> Server[Any]:
             spec.name,
             params.arguments,
             client=client,
-            token=token,
+            access=access,
             cancelled=cancelled.is_set,
         )
         try:
@@ -84,14 +85,14 @@ def client_name(ctx: Any) -> str:
     return handshake.client_label(getattr(info, "name", None))
 
 
-def _access(ctx: Any) -> tuple[str | None, bool]:
-    """(token label, read-only?) of the HTTP request behind this call; stdio has full access."""
+def _access(ctx: Any) -> Access:
+    """The rights of the HTTP request's token behind this call; stdio has full access."""
     scope = getattr(ctx.request, "scope", None) or {}
     user = scope.get("user")
     scopes = getattr(user, "scopes", None)
     if scopes is None:
-        return None, False
-    return getattr(user, "username", None), tools.SCOPE_REMEMBER not in scopes
+        return Access()
+    return Access.from_wire(getattr(user, "username", None), list(scopes))
 
 
 def listed_tool(spec: tools.ToolSpec) -> types.Tool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from vault_tool.core.access import Access
 from vault_tool.server import tools
 
 PING = "ping"
@@ -73,10 +74,12 @@ def answer(request_id: Any, result: dict[str, Any]) -> str:
 
 
 @cache
-def tools_list_result(read_only: bool = False, profile: str = "core") -> dict[str, Any]:
-    """The ListToolsResult of a profile, as the wire carries it."""
+def tools_list_result(access: Access | None = None, profile: str = "core") -> dict[str, Any]:
+    """The ListToolsResult of a profile, as the wire carries it: the tools access may call."""
     listed = tools.tool_specs(profile)
-    return {"tools": [tool_entry(s) for s in listed if not (s.writes and read_only)]}
+    return {
+        "tools": [tool_entry(s) for s in listed if not access or access.may_call(s.name, s.writes)]
+    }
 
 
 def tool_entry(spec: tools.ToolSpec) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from vault_tool.core import schema
 from vault_tool.errors import InvalidInput, NotFound
-from vault_tool.server import render
+from vault_tool.server import render, render_rules
 
 SESSION_CONTEXT = "session_context"
 READ = "read"
@@ -21,10 +21,23 @@ TIMELINE = "timeline"
 FACT_HISTORY = "fact_history"
 DISMISS = "dismiss"
 RESTORE = "restore_dismissed"
+ADD_RULE = "add_rule"
+LIST_RULES = "list_rules"
+CONFIRM_RULE = "confirm_rule"
+STATE_READ = "work_state_read"
+STATE_WRITE = "work_state_write"
 READ_MANY = 20
 
 READ_ONLY = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
-# Hiding and showing again change one field, and doing either twice changes nothing more.
+# A write that replaces what was there (a whole list): the old is in git, not in the file.
+REPLACING = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": True,
+    "openWorldHint": False,
+}
+# Hiding and showing again change one field, and doing either twice changes nothing more;
+# adding a rule twice adds it once, and confirming it again moves only its date.
 REVERSIBLE = {
     "readOnlyHint": False,
     "destructiveHint": False,
@@ -78,6 +91,7 @@ def _timeline(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
 
 def _session_context(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.views.session_context(
+        project=args.get("project", vault.project),
         max_chars=args.get("max_chars", 8000),
         recent_days=args.get("recent_days", 7),
         max_facts=args.get("max_facts", 20),
@@ -93,6 +107,35 @@ def _fact_history(vault: Any, args: dict[str, Any], client: str) -> dict[str, An
         limit=args.get("limit", 20),
         offset=args.get("offset", 0),
     )
+
+
+def _add_rule(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+    return vault.rules.add(
+        args["then"],
+        when=args.get("when"),
+        scope=args.get("scope", "everywhere"),
+        scope_name=args.get("scope_name"),
+        evidence=args.get("evidence_memory_ids", ()),
+        client=client,
+    )
+
+
+def _list_rules(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+    return vault.rules.listing(
+        args.get("project"), limit=args.get("limit", 50), offset=args.get("offset", 0)
+    )
+
+
+def _confirm_rule(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+    return vault.rules.confirm(args["id"], client=client)
+
+
+def _state_read(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+    return vault.work_state.read(args["name"], args.get("project"))
+
+
+def _state_write(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+    return vault.work_state.write(args["name"], args["items"], args.get("project"), client=client)
 
 
 def _status(status: str, done: str) -> Callable[[Any, dict[str, Any], str], dict[str, Any]]:
@@ -174,5 +217,57 @@ EXTRAS = (
         True,
         _status("active", "restored"),
         render.status_text,
+    ),
+    Extra(
+        ADD_RULE,
+        "Add a rule",
+        "Add a standing rule agents follow (then: what to do; when: the situation; scope: "
+        "everywhere, a project or a situation), resting on evidence memories. Call "
+        "list_rules first: an identical rule is not added twice.",
+        REVERSIBLE,
+        True,
+        _add_rule,
+        render_rules.rule_text,
+    ),
+    Extra(
+        LIST_RULES,
+        "List rules",
+        "The rules in force, oldest first, with the dates they were added and last "
+        "confirmed; a rule whose evidence changed since is marked for a re-check (it stays "
+        "in force).",
+        READ_ONLY,
+        False,
+        _list_rules,
+        render_rules.rules_text,
+    ),
+    Extra(
+        CONFIRM_RULE,
+        "Confirm a rule",
+        "Record that a rule was re-checked and still holds: only its confirmed date and "
+        "its evidence's versions change (one commit).",
+        REVERSIBLE,
+        True,
+        _confirm_rule,
+        render_rules.rule_text,
+    ),
+    Extra(
+        STATE_READ,
+        "Read work state",
+        "Read a named list a project keeps between sessions (a to-do list, what is in "
+        "hand), as work_state_write last saved it; a list never written is empty.",
+        READ_ONLY,
+        False,
+        _state_read,
+        render_rules.state_text,
+    ),
+    Extra(
+        STATE_WRITE,
+        "Write work state",
+        "Save a named list for a project (one commit). It replaces the whole list: read "
+        "it, change it, send all of its items.",
+        REPLACING,
+        True,
+        _state_write,
+        render_rules.state_written_text,
     ),
 )

@@ -5,8 +5,10 @@ and Origin (403) by exact match (origins.py; the SDK's own check, which matches 
 prefix, stays only as a second line behind ours), then the rate limit (429 with
 Retry-After), then the bearer token (401 with WWW-Authenticate). A token is required for
 any bind that is not loopback, and honoured on loopback when one is set. Read-only tokens
-see and may call `search` only; `remember` comes back as an isError result (code
-`forbidden`) so the agent reads why. Refusals go to the audit log.
+see and may call the tools that only read; a tool beyond a token's scope, or a project
+beyond its list, comes back as an isError result (code `forbidden`) so the agent reads why
+(access.py). Tokens made with `vault-tool token create` (tokens.py) are read at start, each
+with its own rate limit. Refusals go to the audit log.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core.access import ADMIN, READ, Access
 from vault_tool.errors import InvalidInput
 from vault_tool.server import origins
 from vault_tool.server.runtime import Runtime
-from vault_tool.server.tools import SCOPE_REMEMBER, SCOPE_SEARCH
 
 MIN_TOKEN_LENGTH = 16
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "127.0.0.1:*", "localhost:*", "[::1]:*"]
@@ -38,10 +40,11 @@ GRACEFUL_SHUTDOWN_SECONDS = 1
 
 @dataclass(frozen=True)
 class Grant:
-    """What a presented token may do; its label (never the secret) goes to the audit log."""
+    """What a presented token may do (its label, never the secret, goes to the audit log),
+    and its own rate limit (None: --rate-limit's)."""
 
-    label: str
-    scopes: tuple[str, ...]
+    access: Access
+    rate_per_minute: int | None = None
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class HttpSettings:
 
     host: str
     port: int
-    tokens: dict[str, Grant]
+    tokens: dict[str, Grant]  # the SHA-256 of each secret, in hex -> what it grants
     rate_per_minute: int
     allowed_hosts: list[str]
     allowed_origins: list[str]
@@ -66,23 +69,24 @@ def settings(
     rate_per_minute: int,
     allow_hosts: list[str],
     allow_origins: list[str],
+    stored: list[Any] | None = None,
 ) -> HttpSettings:
-    """Check the options and refuse an unsafe set-up before anything listens."""
-    tokens: dict[str, Grant] = {}
+    """Check the options and refuse an unsafe set-up before anything listens; stored: the
+    tokens of `vault-tool token create` (storage/tokens.py)."""
+    tokens: dict[str, Grant] = {
+        t.sha256: Grant(t.access(), t.rate_per_minute) for t in stored or ()
+    }
     if token:
-        tokens[_checked(token, "--token")] = Grant(
-            _label("full", token), (SCOPE_SEARCH, SCOPE_REMEMBER)
-        )
+        tokens[_digest(_checked(token, "--token"))] = Grant(Access(_label("full", token), ADMIN))
     for secret in read_only_tokens:
-        tokens[_checked(secret, "--read-only-token")] = Grant(
-            _label("read-only", secret), (SCOPE_SEARCH,)
-        )
+        checked = _checked(secret, "--read-only-token")
+        tokens[_digest(checked)] = Grant(Access(_label("read-only", secret), READ))
     loopback = is_loopback(host)
     if not loopback and not tokens:
         raise InvalidInput(
             f"--host: {host} is reachable from other machines, and no token is set",
-            hint="pass --token (or set VAULT_TOOL_TOKEN) to a long random secret, for example "
-            "from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`",
+            hint="make a token with `vault-tool token create NAME`, or pass --token (or set "
+            "VAULT_TOOL_TOKEN) to a long random secret",
             field="host",
         )
     hosts = [*LOOPBACK_HOSTS, *allow_hosts]
@@ -122,7 +126,11 @@ def is_loopback(host: str) -> bool:
 
 
 def serve_http(
-    root: Path, config: HttpSettings, sync_every: float | None = None, profile: str = "core"
+    root: Path,
+    config: HttpSettings,
+    sync_every: float | None = None,
+    profile: str = "core",
+    project: str | None = None,
 ) -> None:
     """Serve the vault over Streamable HTTP until SIGTERM or Ctrl-C."""
     stop = threading.Event()
@@ -131,7 +139,7 @@ def serve_http(
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stop.set())
     listener = _listen(config.host, config.port)
-    runtime = Runtime(root, "http", sync_every, profile)
+    runtime = Runtime(root, "http", sync_every, profile, project)
     runtime.open()
     try:
         import anyio
@@ -189,14 +197,16 @@ class RateLimiter:
     rate: int
     _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
 
-    def wait(self, key: str) -> float:
-        """0 if key may proceed now (and count it), else the seconds until it may."""
-        if self.rate <= 0:
+    def wait(self, key: str, rate: int | None = None) -> float:
+        """0 if key may proceed now (and count it), else the seconds until it may; rate: the
+        key's own requests a minute, if it has one."""
+        rate = self.rate if rate is None else rate
+        if rate <= 0:
             return 0.0
         now = time.monotonic()
-        per_second = self.rate / 60
-        level, then = self._buckets.get(key, (float(self.rate), now))
-        level = min(float(self.rate), level + (now - then) * per_second)
+        per_second = rate / 60
+        level, then = self._buckets.get(key, (float(rate), now))
+        level = min(float(rate), level + (now - then) * per_second)
         if level < 1:
             self._buckets[key] = (level, now)
             return (1 - level) / per_second
@@ -222,10 +232,7 @@ class Guard:
         self.config = config
         self.limiter = RateLimiter(config.rate_per_minute)
         self.runtime = runtime
-        self._digests = [
-            (hashlib.sha256(secret.encode()).digest(), grant)
-            for secret, grant in config.tokens.items()
-        ]
+        self._digests = [(bytes.fromhex(sha), grant) for sha, grant in config.tokens.items()]
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -249,8 +256,8 @@ class Guard:
             await _refusal(status, reason, {})(scope, receive, send)
             return
         grant = self._grant(request.headers.get("authorization"))
-        key = grant.label if grant else f"anonymous@{remote}"
-        wait = self.limiter.wait(key)
+        key = (grant.access.label or "local") if grant else f"anonymous@{remote}"
+        wait = self.limiter.wait(key, grant.rate_per_minute if grant else None)
         if wait > 0:
             self._audit_refusal(429, "rate limit", remote, grant)
             await _refusal(429, "rate limit exceeded", {"Retry-After": str(math.ceil(wait))})(
@@ -269,14 +276,15 @@ class Guard:
             })(scope, receive, send)  # fmt: skip
             return
         # The SDK binds each session to this identity: another token cannot use it.
+        label = grant.access.label or "local"
         scope["user"] = AuthenticatedUser(
-            AccessToken(token=grant.label, client_id=grant.label, scopes=list(grant.scopes))
+            AccessToken(token=label, client_id=label, scopes=grant.access.wire())
         )
         await self.app(scope, receive, send)
 
     def _grant(self, header: str | None) -> Grant | None:
         if not self._digests:
-            return Grant("local", (SCOPE_SEARCH, SCOPE_REMEMBER))
+            return Grant(Access("local", ADMIN))
         if not header or header[:7].lower() != "bearer ":
             return None
         presented = hashlib.sha256(header[7:].strip().encode()).digest()
@@ -293,7 +301,7 @@ class Guard:
             refused=status,
             reason=reason,
             remote=remote,
-            token=grant.label if grant else None,
+            token=grant.access.label if grant else None,
         )
 
 
@@ -338,7 +346,12 @@ def _checked(token: str, option: str) -> str:
 
 
 def _label(kind: str, secret: str) -> str:
-    return f"{kind}:{hashlib.sha256(secret.encode()).hexdigest()[:8]}"
+    return f"{kind}:{_digest(secret)[:8]}"
+
+
+def _digest(secret: str) -> str:
+    """The form tokens are compared (and stored) in: SHA-256, hex."""
+    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 def _is_wildcard(host: str) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core import stages
+from vault_tool.core.access import Access
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 from vault_tool.server import tools
 
@@ -92,10 +93,12 @@ class Runtime:
         transport: str,
         sync_every: float | None = None,
         profile: str = "core",
+        project: str | None = None,
     ) -> None:
         self.root = root
         self.transport = transport
         self.profile = profile  # which tools it offers (tools.tool_specs)
+        self.project = project  # the one it works in, if chosen (`serve --project`)
         self.vault: Any = None
         self.watcher: Any = None
         self.syncer: Any = None
@@ -120,6 +123,7 @@ class Runtime:
         started = time.perf_counter()
         try:
             self.vault = Vault.open(self.root, client="mcp", catch_up=False)
+            self.vault.chosen_project = self.project
         except VaultBusy as problem:
             # The vault is busy (its lock held, the index locked): the next call tries again.
             self._open_error = problem
@@ -188,10 +192,12 @@ class Runtime:
         arguments: dict[str, Any] | None,
         *,
         client: str,
-        token: str | None = None,
+        access: Access | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> tools.Outcome:
-        """Run one tool call on this thread (a worker thread) and audit it."""
+        """Run one tool call on this thread (a worker thread) and audit it (with the
+        project it reached, never its arguments)."""
+        access = access or Access()
         started = time.perf_counter()
         with self._idle:
             self._running += 1
@@ -205,20 +211,40 @@ class Runtime:
                     )
                     outcome = tools.refusal(problem)
                 else:
-                    outcome = tools.run_tool(
-                        self.vault,
-                        name,
-                        arguments,
-                        client=client,
-                        cancelled=cancelled,
-                        profile=self.profile,
-                    )
+                    outcome = self._run(name, arguments, client, access, cancelled)
         finally:
             with self._idle:
                 self._running -= 1
                 self._idle.notify_all()
-        self.record_call(name, outcome, client=client, token=token, started=started, spent=spent)
+        project = arguments.get("project") if isinstance(arguments, dict) else None
+        if project is None and access.projects:
+            project = access.projects[0]
+        self.record_call(
+            name,
+            outcome,
+            client=client,
+            token=access.label,
+            started=started,
+            spent=spent,
+            project=project if isinstance(project, str) else None,
+        )
         return outcome
+
+    def _run(
+        self,
+        name: str,
+        arguments: Any,
+        client: str,
+        access: Access,
+        cancelled: Callable[[], bool] | None,
+    ) -> tools.Outcome:
+        try:
+            arguments = access.limited(name, arguments, self.vault)
+        except VaultError as problem:
+            return tools.refusal(problem)
+        return tools.run_tool(
+            self.vault, name, arguments, client=client, cancelled=cancelled, profile=self.profile
+        )
 
     def record_call(
         self,
@@ -229,9 +255,12 @@ class Runtime:
         token: str | None,
         started: float,
         spent: dict[str, float] | None = None,
+        project: str | None = None,
     ) -> None:
         """One audit line for a finished call, with where its time went (core/stages.py)."""
         extra = {"stages_ms": stages.as_milliseconds(spent)} if spent else {}
+        if project:
+            extra["project"] = project
         self.audit.record(
             transport=self.transport,
             tool=name,

@@ -77,7 +77,9 @@ class WireReader:
             self._buffer.extend(chunk)
 
 
-def serve_stdio(root: Path, sync_every: float | None = None, profile: str = "core") -> None:
+def serve_stdio(
+    root: Path, sync_every: float | None = None, profile: str = "core", project: str | None = None
+) -> None:
     """Serve the vault at root over stdio until stdin closes or a signal arrives."""
     # Until the event loop listens for them, a stop signal unwinds through the finally below.
     for signum in STOP_SIGNALS:
@@ -91,7 +93,7 @@ def serve_stdio(root: Path, sync_every: float | None = None, profile: str = "cor
     handshake_answer = handshake.early_answer(first)
     if handshake_answer is not None:
         _write_all(wire_out, (handshake_answer.line + "\n").encode("utf-8"))
-    runtime = Runtime(root, "stdio", sync_every, profile)
+    runtime = Runtime(root, "stdio", sync_every, profile, project)
     inbox = Inbox()
     threading.Thread(target=_pump, args=(reader, inbox), name="stdin-reader", daemon=True).start()
     opened, answered, ready = threading.Event(), threading.Event(), threading.Event()

@@ -17,16 +17,13 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from vault_tool.errors import ReadOnlyAccess, VaultError
+from vault_tool.errors import VaultError
 from vault_tool.server import extended, render, schemas
 
 log = logging.getLogger(__name__)
 
 SEARCH = "search"
 REMEMBER = "remember"
-# What an HTTP bearer token may do (http.py grants them); a stdio client has both.
-SCOPE_SEARCH = "vault:search"
-SCOPE_REMEMBER = "vault:remember"
 
 INSTRUCTIONS = (
     "A memory vault shared by agents and people: Markdown files in a git repository. "
@@ -207,13 +204,3 @@ def refusal(problem: VaultError) -> Outcome:
     """A refused or failed call: isError, the error shape, and the message with its fix."""
     structured = problem.to_dict()
     return Outcome(structured, render.error_text(structured), is_error=True)
-
-
-def read_only_refusal(name: str) -> Outcome:
-    """What a read-only caller gets for a tool that writes."""
-    return refusal(
-        ReadOnlyAccess(
-            f"{name}: this connection's token is read-only",
-            hint="use search only, or connect with a full token (--token) to write",
-        )
-    )

@@ -1,0 +1,133 @@
+"""What an HTTP token may do: a scope (read, write or admin) and, optionally, projects.
+
+- read: the tools that only read; write: also remember, add_rule and work_state_write;
+  admin: also what changes what everyone sees (dismiss, restore_dismissed, confirm_rule).
+- projects: a token limited to some projects is refused (an isError result, code
+  `forbidden`, naming why) for a call naming another project or a memory of one; a call
+  that names none is given the token's first project. timeline and fact_history read
+  across projects, so a limited token is refused them.
+
+The SDK carries a token's rights in its AccessToken's scopes: `vault:<scope>` and one
+`vault:project:<name>` per project (`wire` and `from_wire`). stdio has full access.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vault_tool.errors import Forbidden
+
+READ, WRITE, ADMIN = "read", "write", "admin"
+SCOPES = (READ, WRITE, ADMIN)
+ADMIN_TOOLS = frozenset({"dismiss", "restore_dismissed", "confirm_rule"})
+# Tools that take `project` (search only with a query) and those that read every project.
+PROJECT_ARGUMENT = frozenset(
+    {"search", "session_context", "list_rules", "work_state_read", "work_state_write"}
+)
+ACROSS_PROJECTS = frozenset({"timeline", "fact_history"})
+_PREFIX = "vault:"
+_PROJECT = "vault:project:"
+
+
+def needed(name: str, writes: bool) -> str:
+    """The scope a tool needs."""
+    return ADMIN if name in ADMIN_TOOLS else WRITE if writes else READ
+
+
+@dataclass(frozen=True)
+class Access:
+    """One caller's rights; the label (never the secret) is what the audit log names."""
+
+    label: str | None = None
+    scope: str = ADMIN
+    projects: tuple[str, ...] = ()  # none: every project
+
+    def may_call(self, name: str, writes: bool) -> bool:
+        """Whether the scope covers the tool (projects are checked per call: `limited`)."""
+        return SCOPES.index(self.scope) >= SCOPES.index(needed(name, writes))
+
+    def scope_refusal(self, name: str, writes: bool) -> Forbidden:
+        """Why this token may not call the tool, and what would."""
+        return Forbidden(
+            f"{name}: this token's scope is {self.scope}; {name} needs {needed(name, writes)}",
+            hint="use the tools this server lists for the token, or a token with that scope "
+            "(`vault-tool token create NAME --scope ...`)",
+        )
+
+    def wire(self) -> list[str]:
+        """The rights as the SDK's AccessToken scopes."""
+        return [_PREFIX + self.scope, *(_PROJECT + p for p in self.projects)]
+
+    @classmethod
+    def from_wire(cls, label: str | None, scopes: list[str]) -> Access:
+        """The rights an AccessToken's scopes carry (see wire)."""
+        projects = tuple(s.removeprefix(_PROJECT) for s in scopes if s.startswith(_PROJECT))
+        named = [s.removeprefix(_PREFIX) for s in scopes if s.removeprefix(_PREFIX) in SCOPES]
+        best = max(named, key=SCOPES.index) if named else READ
+        return cls(label, best, projects)
+
+    def limited(self, name: str, args: Any, vault: Any) -> Any:
+        """The call's arguments as a project-limited token may send them (its first project
+        filled in where none is named); Forbidden if they reach another project."""
+        if not self.projects or not isinstance(args, dict):
+            return args
+        if name in ACROSS_PROJECTS:
+            raise Forbidden(
+                f"{name}: reads memories of every project, and this token is limited to "
+                f"{', '.join(self.projects)}",
+                hint="use search with project, or a token for every project",
+            )
+        args = dict(args)
+        addressed = name == "search" and ("memory_id" in args or "key" in args)
+        if name in PROJECT_ARGUMENT and not addressed:
+            args["project"] = self._allowed(args.get("project"), "project")
+        for memory_id in _ids_named(name, args):
+            if (project := vault.project_of(memory_id)) is not None:  # (unknown: not found)
+                self._allowed(project, "memory_id", memory_id)
+        if name == "search" and isinstance(args.get("key"), str):
+            for doc in vault.with_key(args["key"]):
+                self._allowed(vault.project_of(doc.memory_id), "key", args["key"])
+        if name == "remember":
+            args = self._remembered(args)
+        if name == "add_rule":
+            if args.get("scope") != "project":
+                raise Forbidden(
+                    "add_rule: this token is limited to projects, so its rules are too",
+                    hint=f'send scope "project" and scope_name {self.projects[0]!r}',
+                )
+            self._allowed(args.get("scope_name"), "scope_name")
+        return args
+
+    def _remembered(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A create goes into the project it names (allowed) or the token's first; an
+        update naming none stays in its memory's, which was checked by memory_id."""
+        items = args.get("items") if isinstance(args.get("items"), list) else None
+        placed = []
+        for one in items if items is not None else [args]:
+            delta = one.get("semantic_delta") if isinstance(one, dict) else None
+            if isinstance(delta, dict) and (args.get("mode") == "create" or "project" in delta):
+                delta = {**delta, "project": self._allowed(delta.get("project"), "project")}
+                one = {**one, "semantic_delta": delta}
+            placed.append(one)
+        return {**args, "items": placed} if items is not None else placed[0]
+
+    def _allowed(self, project: Any, field: str, named: str | None = None) -> str:
+        """project if this token may reach it (its first project for None)."""
+        if project is None and named is None:
+            return self.projects[0]
+        if project in self.projects:
+            return str(project)
+        what = f"{field} {named!r} is in project {project!r}" if named else f"project {project!r}"
+        raise Forbidden(
+            f"{field}: {what}, which this token may not reach (it may: {', '.join(self.projects)})",
+            hint="stay within the token's projects, or use a token for that project",
+        )
+
+
+def _ids_named(name: str, args: dict[str, Any]) -> list[str]:
+    """The memory ids a call addresses (each checked against the token's projects)."""
+    found = [args.get("memory_id"), args.get("id") if name == "confirm_rule" else None]
+    found += list(args.get("memory_ids") or ()) if name == "read" else []
+    found += list(args.get("evidence_memory_ids") or ()) if name == "add_rule" else []
+    return [f for f in found if isinstance(f, str)]
