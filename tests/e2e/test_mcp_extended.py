@@ -19,7 +19,8 @@ pytestmark = pytest.mark.anyio
 
 EXTENDED = [
     "search", "remember", "session_context", "read", "timeline", "fact_history", "dismiss",
-    "restore_dismissed",
+    "restore_dismissed", "add_rule", "list_rules", "confirm_rule", "work_state_read",
+    "work_state_write",
 ]  # fmt: skip
 
 
@@ -53,11 +54,18 @@ async def test_the_extended_profile_lists_its_tools_each_described(billing: Path
         "fact_history": True,
         "dismiss": False,
         "restore_dismissed": False,
+        "add_rule": False,
+        "list_rules": True,
+        "confirm_rule": False,
+        "work_state_read": True,
+        "work_state_write": False,
     }
     destructive = {t.name: t.annotations.destructive_hint for t in listed if t.name != "search"}
     assert destructive == {
         "remember": True, "session_context": None, "read": None, "timeline": None,
-        "fact_history": None, "dismiss": False, "restore_dismissed": False,
+        "fact_history": None, "dismiss": False, "restore_dismissed": False, "add_rule": False,
+        "list_rules": None, "confirm_rule": False, "work_state_read": None,
+        "work_state_write": True,
     }  # fmt: skip
 
 
@@ -149,6 +157,15 @@ async def test_fact_history_answers_over_the_wire_in_its_schema(billing: Path):
         ("dismiss", {"memory_id": "notes/never-stored"}, "memory_id", "search"),
         ("dismiss", {"memory_id": "fact/note-1", "reason": "two\nlines"}, "reason", "reason"),
         ("restore_dismissed", {"memory_id": "../outside"}, "memory_id", "memory_id"),
+        ("add_rule", {}, "then", "then"),
+        ("add_rule", {"then": "x", "scope": "project"}, "scope_name", "scope_name"),
+        ("add_rule", {"then": "x", "evidence_memory_ids": ["notes/gone"]}, "evidence", "search"),
+        ("list_rules", {"limit": 0}, "limit", "1 to 100"),
+        ("confirm_rule", {"id": "fact/note-1"}, "id", "list_rules"),
+        ("work_state_read", {"name": "To Do"}, "name", "lowercase"),
+        ("work_state_write", {"name": "todo"}, "items", "items"),
+        ("work_state_write", {"name": "todo", "items": [[1, 2]]}, "items[0]", "string"),
+        ("session_context", {"project": "Not A Project"}, "project", "lowercase"),
     ],
 )
 async def test_bad_input_to_an_extended_tool_names_the_field_and_the_fix(

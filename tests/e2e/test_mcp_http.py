@@ -92,7 +92,7 @@ async def test_a_read_only_token_sees_and_may_call_search_only(vault_path: Path)
             refused = await session.call_tool("remember", create_args())
             assert refused.is_error
             error = refused.structured_content["error"]
-            assert error["code"] == "forbidden" and "read-only" in error["message"]
+            assert error["code"] == "forbidden" and "scope is read" in error["message"]
             assert not (await session.call_tool("search", {"query": "billing"})).is_error
         assert git(vault_path, "rev-parse", "HEAD") == head
         assert [r["token"].split(":")[0] for r in audit(vault_path) if "tool" in r] == [
@@ -122,7 +122,10 @@ async def test_a_read_only_token_in_the_extended_profile_may_read_but_not_dismis
         head = git(vault_path, "rev-parse", "HEAD")
         async with http_session(server.url, bearer(READ_ONLY)) as session:
             listed = [t.name for t in (await session.list_tools()).tools]
-            assert listed == ["search", "session_context", "read", "timeline", "fact_history"]
+            assert listed == [
+                "search", "session_context", "read", "timeline", "fact_history", "list_rules",
+                "work_state_read",
+            ]  # fmt: skip
             refused = await session.call_tool("dismiss", {"memory_id": made["memory_id"]})
             assert refused.is_error
             assert refused.structured_content["error"]["code"] == "forbidden"

@@ -49,6 +49,9 @@ DATA_ARGS = {
     "context": ["context", "--vault", "{vault}"],
     "timeline": ["timeline", "{id}", "--vault", "{vault}"],
     "facts": ["facts", "staging", "--all", "--vault", "{vault}"],
+    "rules": ["rules", "list", "--vault", "{vault}"],
+    "state": ["state", "get", "todo", "--vault", "{vault}"],
+    "token": ["token", "list", "--vault", "{vault}"],
     "import": [
         "import",
         "{source}/Projects",  # a folder with nothing to skip: a skip exits 9

@@ -118,7 +118,8 @@ def serve(
 
         check_project(project, "--project")
     if use_http:
-        from vault_tool.server import http, tokens
+        from vault_tool.server import http
+        from vault_tool.storage import tokens
 
         config = http.settings(
             host,

@@ -1,0 +1,75 @@
+"""Projects over a real vault: a person's notes placed by their folder or their own
+`project:` line, a mapping changed without a rebuild, the CLI's --project, rules and work
+state at the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.cli_support import invoke, invoke_json
+from tests.helpers import create_args, git
+from vault_tool.engine.vault import Vault
+
+
+def _write(root: Path, path: str, text: str) -> None:
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text(text)
+
+
+def test_notes_are_placed_by_their_line_their_folder_or_the_default(vault_path: Path) -> None:
+    _write(vault_path, "clients/acme.md", "# Acme invoices\n\nAcme pays invoices late.\n")
+    _write(vault_path, "ideas/late.md", "---\nproject: blog\n---\n# Invoices paid late\n")
+    _write(vault_path, "inbox.md", "---\nproject: Not A Name\n---\n# Late invoices list\n")
+    git(vault_path, "add", ".")
+    git(vault_path, "commit", "-q", "-m", "A person's notes")
+    config = vault_path / ".vault/config.toml"
+
+    def titles(vault: Vault, project: str) -> list[str]:
+        hits = vault.search({"query": "invoices late", "project": project})["selected_hits"]
+        return sorted(h["title"] for h in hits)
+
+    with Vault.open(vault_path) as vault:
+        default = vault.projects.default
+        assert titles(vault, "blog") == ["Invoices paid late"]
+        assert titles(vault, default) == ["Acme invoices", "Late invoices list"]
+        assert titles(vault, "acme") == []
+    config.write_text(config.read_text() + '\nclients = "acme"\n')  # under [projects.folders]
+    with Vault.open(vault_path) as vault:  # the same index: a mapping needs no rebuild
+        assert titles(vault, "acme") == ["Acme invoices"]
+        assert titles(vault, default) == ["Late invoices list"]
+        assert vault.project_of("clients/acme") == "acme"
+    assert "project: Not A Name" in (vault_path / "inbox.md").read_text()  # kept as written
+
+
+def test_the_cli_lists_and_searches_by_project(vault_path: Path) -> None:
+    with Vault.open(vault_path) as vault:
+        shop = create_args("Ana owns the billing service")
+        shop["semantic_delta"]["project"] = "shop"
+        vault.remember(shop)
+        vault.remember(create_args("Ana owns the blog engine"))
+    listed = invoke_json("list", "--project", "shop", "--vault", vault_path)
+    assert [m["title"] for m in listed] == ["Ana owns the billing service"]
+    found = invoke_json("search", "Ana", "--project", "shop", "--vault", vault_path)
+    assert [h["title"] for h in found["selected_hits"]] == ["Ana owns the billing service"]
+    bad = invoke("list", "--project", "Shop!", "--vault", vault_path)
+    assert bad.exit_code == 2 and "project" in bad.stderr
+
+
+def test_rules_and_work_state_at_the_terminal(vault_path: Path) -> None:
+    added = invoke_json("rules", "add", "Run the tests first", "--when", "you commit",
+                        "--vault", vault_path)  # fmt: skip
+    assert added["status"] == "added"
+    again = invoke_json("rules", "add", "run the tests  first", "--when", "You commit",
+                        "--vault", vault_path)  # fmt: skip
+    assert again["status"] == "unchanged" and again["id"] == added["id"]
+    listed = invoke_json("rules", "list", "--vault", vault_path)
+    assert [r["then"] for r in listed["rules"]] == ["Run the tests first"]
+    assert invoke_json("rules", "confirm", added["id"], "--vault", vault_path)["recheck"] is None
+    saved = invoke_json("state", "set", "todo", "ship docs", "fix hooks", "--project", "shop",
+                        "--vault", vault_path)  # fmt: skip
+    assert saved["path"] == "state/shop/todo.yaml" and saved["items"] == 2
+    read = invoke_json("state", "get", "todo", "--project", "shop", "--vault", vault_path)
+    assert read["items"] == ["ship docs", "fix hooks"]
+    bad = invoke("state", "set", "todo", "--json-items", "[1,", "--vault", vault_path)
+    assert bad.exit_code == 2 and "--json-items" in bad.stderr
+    assert git(vault_path, "log", "-1", "--format=%s") == "Work state: shop/todo (2 items)"
