@@ -36,6 +36,11 @@ SEARCH_ARGUMENTS_START = (
     "`python -m vault_tool.cli.reference --mcp-errors docs/mcp.md` -->\n"
 )
 SEARCH_ARGUMENTS_END = "<!-- end of search arguments -->\n"
+EXTENDED_START = (
+    "<!-- extended tools: generated from vault_tool/server/extended.py and schema/ by "
+    "`python -m vault_tool.cli.reference --mcp-errors docs/mcp.md` -->\n"
+)
+EXTENDED_END = "<!-- end of extended tools -->\n"
 
 
 def render() -> str:
@@ -92,6 +97,36 @@ def search_arguments_block() -> str:
     return SEARCH_ARGUMENTS_START + "\n".join(rows) + "\n" + SEARCH_ARGUMENTS_END
 
 
+def extended_tools_block() -> str:
+    """docs/mcp.md's marked block: each tool the extended profile adds, the scope an HTTP
+    token needs for it, its annotations, its description and its arguments."""
+    from vault_tool.core.access import needed
+    from vault_tool.server.tools import tool_specs
+
+    parts = []
+    for spec in tool_specs("extended")[2:]:
+        hints = [name for name, key in _HINTS if spec.annotations.get(key)]
+        required = set(spec.input_schema.get("required", ()))
+        rows = ["| Argument | Values | What it does |", "|---|---|---|"]
+        for name, field in spec.input_schema["properties"].items():
+            shown = f"`{name}`" + (" (required)" if name in required else "")
+            rows.append(f"| {shown} | {_values(field)} | {field.get('description', '')} |")
+        parts.append(
+            f"#### `{spec.name}`: {spec.title}\n\n{spec.description}\n\n"
+            f"Token scope `{needed(spec.name, spec.writes)}`; {', '.join(hints)}.\n\n"
+            + "\n".join(rows)
+            + "\n"
+        )
+    return EXTENDED_START + "\n".join(parts) + EXTENDED_END
+
+
+_HINTS = (
+    ("read-only", "readOnlyHint"),
+    ("destructive", "destructiveHint"),
+    ("idempotent", "idempotentHint"),
+)
+
+
 def _values(field: dict) -> str:
     """A schema property's values in words: its enum, or its type and bounds, and default."""
     if "enum" in field or ("items" in field and "enum" in field["items"]):
@@ -110,11 +145,12 @@ def _values(field: dict) -> str:
 
 
 def with_mcp_errors(text: str) -> str:
-    """text (docs/mcp.md) with its marked blocks (the error codes, search's arguments)
-    replaced by the current tables."""
+    """text (docs/mcp.md) with its marked blocks (the error codes, search's arguments, the
+    extended tools) replaced by the current tables."""
     for first, last, block in (
         (MCP_ERRORS_START, MCP_ERRORS_END, mcp_error_block()),
         (SEARCH_ARGUMENTS_START, SEARCH_ARGUMENTS_END, search_arguments_block()),
+        (EXTENDED_START, EXTENDED_END, extended_tools_block()),
     ):
         start = text.find(first)
         end = text.find(last, max(start, 0))
