@@ -124,12 +124,13 @@ def test_connect_needs_an_existing_vault(tmp_path: Path) -> None:
     assert done.returncode == 7 and "no vault at" in done.stderr
 
 
-@pytest.mark.anyio
-async def test_the_written_entry_starts_a_working_server(vault_path: Path) -> None:
+async def start_written_entry(vault: Path, *options: str, act: Any = None) -> tuple[list[str], Any]:
+    """Write cursor's entry with these options, start the server it names as cursor would,
+    and list its tools (then run `act(session)`, when given)."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    connect("cursor", vault_path, "--write")
+    connect("cursor", vault, "--write", *options)
     entry = json.loads((Path(os.environ["HOME"]) / ".cursor/mcp.json").read_text())
     server = entry["mcpServers"]["vault"]
     params = StdioServerParameters(command=server["command"], args=server["args"], env=server_env())
@@ -140,7 +141,41 @@ async def test_the_written_entry_starts_a_working_server(vault_path: Path) -> No
         ):
             await session.initialize()
             names = sorted(t.name for t in (await session.list_tools()).tools)
+            return names, act and await act(session)
+
+
+@pytest.mark.anyio
+async def test_the_written_entry_starts_a_working_server(vault_path: Path) -> None:
+    names, _ = await start_written_entry(vault_path)
     assert names == ["remember", "search"]
+
+
+@pytest.mark.anyio
+async def test_an_entry_for_the_extended_tools_in_a_project_starts_that_server(
+    vault_path: Path,
+) -> None:
+    from tests.e2e.mcp_client import call
+    from tests.helpers import create_args
+
+    async def remember(session: Any) -> Any:
+        return await call(session, "remember", create_args("Deploys go out on Tuesdays"))
+
+    names, written = await start_written_entry(
+        vault_path, "--tools", "extended", "--project", "web", act=remember
+    )
+    assert {"remember", "search", "session_context", "work_state_write"} <= set(names)
+    assert "project: web\n" in (vault_path / written.structured_content["path"]).read_text()
+
+
+def test_connect_refuses_a_bad_project_and_a_project_for_a_remote_server(
+    vault_path: Path,
+) -> None:
+    bad = run("connect", "cursor", "--vault", str(vault_path), "--project", "Web App", check=False)
+    assert bad.returncode == 2 and "--project" in bad.stderr
+    remote = run(
+        "connect", "cursor", "--url", "http://127.0.0.1:8765/mcp", "--project", "web", check=False
+    )
+    assert remote.returncode == 2 and "serve --http --project" in remote.stderr
 
 
 def test_skill_prints_the_agent_guide_with_front_matter() -> None:

@@ -73,3 +73,17 @@ def test_rules_and_work_state_at_the_terminal(vault_path: Path) -> None:
     bad = invoke("state", "set", "todo", "--json-items", "[1,", "--vault", vault_path)
     assert bad.exit_code == 2 and "--json-items" in bad.stderr
     assert git(vault_path, "log", "-1", "--format=%s") == "Work state: shop/todo (2 items)"
+
+
+def test_a_rule_written_by_hand_is_not_added_again(vault_path: Path) -> None:
+    rule = "rule:\n  when: you commit\n  then: Run the tests first\n"  # no scope: everywhere
+    front = f"---\nmemory_type: rule\ntitle: Run the tests first\n{rule}---\n"
+    _write(vault_path, "rules/tests.md", front + "Before every push.\n")
+    git(vault_path, "add", ".")
+    git(vault_path, "commit", "-q", "-m", "A person's rule")
+    again = invoke_json("rules", "add", "Run the tests first", "--when", "you commit",
+                        "--vault", vault_path)  # fmt: skip
+    assert again["status"] == "unchanged"
+    assert [r["then"] for r in invoke_json("rules", "list", "--vault", vault_path)["rules"]] == [
+        "Run the tests first"
+    ]

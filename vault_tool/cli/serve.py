@@ -178,6 +178,12 @@ def serve(
     help="Have the server offer these tools (`serve --tools`) [default: the vault's "
     "[server] tools].",
 )
+@click.option(
+    "--project",
+    metavar="NAME",
+    help="Have the server work in this project (`serve --project`) [default: the name of "
+    "the folder HOST starts it in].",
+)
 @vault_options
 def connect(
     host: str,
@@ -188,6 +194,7 @@ def connect(
     token_env: str | None,
     token: str | None,
     profile: str | None,
+    project: str | None,
     vault_path: str | None,
     as_json: bool,
 ) -> None:
@@ -208,12 +215,21 @@ def connect(
             "--token-env and --token: only mean something with --url",
             hint="add --url http://HOST:PORT/mcp, the address `serve --http` serves",
         )
+    if url is not None and project is not None:
+        raise InvalidInput(
+            "--project: a remote server works in its own project",
+            hint="start it with `serve --http --project NAME`, or drop --url",
+        )
     server: hosts.Server
     if url is not None:
         remote_hosts.require_known(host)
         server = remote_hosts.remote(url, token_env, token)
     else:
-        server = hosts.server_command(_existing_vault(vault_path), profile)
+        if project is not None:
+            from vault_tool.core.projects import check_project
+
+            check_project(project, "--project")
+        server = hosts.server_command(_existing_vault(vault_path), profile, project)
     path = Path(config_path).expanduser().absolute() if config_path else hosts.default_path(host)
     remote = server if isinstance(server, remote_hosts.Remote) else None
     result: dict[str, Any] = {

@@ -1,6 +1,5 @@
-"""Projects: which project a memory belongs to, and the memories of one project. Pure.
-
-Pure but for the working folder a process runs in (Projects.working).
+"""Projects: which project a memory belongs to, and the memories of one project. Pure but
+for the working folder a process runs in (Projects.working).
 
 A memory's project is its front matter `project`, else the project its top-level folder is
 mapped to in `.vault/config.toml` (`[projects.folders]`), else the vault's default project

@@ -217,8 +217,12 @@ def _result(rule: dict[str, Any]) -> dict[str, Any]:
 
 
 def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    # A block written by hand may leave out the scope it means: everywhere.
+    def said(block: dict[str, Any], key: str) -> str:
+        return _folded(block.get(key) or ("everywhere" if key == "scope" else None))
+
     keys = ("when", "then", "scope", "scope_name")
-    return all(_folded(old.get(k)) == _folded(new.get(k)) for k in keys)
+    return all(said(old, k) == said(new, k) for k in keys)
 
 
 def _folded(value: Any) -> str:

@@ -39,11 +39,14 @@ class Installed:
     backup: Path | None
 
 
-def server_command(vault: Path, profile: str | None = None) -> list[str]:
+def server_command(
+    vault: Path, profile: str | None = None, project: str | None = None
+) -> list[str]:
     """The absolute command line that starts this vault's stdio server (offering the
-    profile's tools, when one is named)."""
+    profile's tools, and working in the project, when they are named)."""
     tools = ["--tools", profile] if profile else []
-    return [*_executable(), "serve", "--vault", str(vault), *tools]
+    working = ["--project", project] if project else []
+    return [*_executable(), "serve", "--vault", str(vault), *tools, *working]
 
 
 def default_path(host: str) -> Path:
