@@ -57,6 +57,7 @@ async def test_rules_are_added_once_listed_marked_for_a_recheck_and_confirmed(va
     assert shown["when"] == rule["when"] and shown["recheck"] is None
     assert shown["evidence_memory_ids"] == [made["memory_id"]]
     assert "[re-check" in text_of(stale)
+    assert f"When {rule['when']}: {rule['then']}  [everywhere]" in text_of(fresh)
     assert f"{made['memory_id']} changed" in stale.structured_content["rules"][0]["recheck"]
     assert confirmed.structured_content["status"] == "confirmed"
     assert fresh.structured_content["rules"][0]["recheck"] is None

@@ -87,3 +87,7 @@ def test_a_rule_written_by_hand_is_not_added_again(vault_path: Path) -> None:
     assert [r["then"] for r in invoke_json("rules", "list", "--vault", vault_path)["rules"]] == [
         "Run the tests first"
     ]
+    invoke_json("rules", "add", "Keep the changelog short", "--vault", vault_path)
+    shown = invoke("rules", "list", "--vault", vault_path).stdout
+    assert "When you commit: Run the tests first" in shown
+    assert "Always: Keep the changelog short" in shown

@@ -76,12 +76,13 @@ def list_rules(
         result = vault.rules.listing(project, limit=limit, offset=offset)
 
     def render(out: Any) -> None:
+        from vault_tool.engine.rules import sentence, where
+
         if not result["rules"]:
             out.print("No rules (vault-tool rules add THEN).")
         for rule in result["rules"]:
-            where = rule["scope"] + (f" {rule['scope_name']}" if rule["scope_name"] else "")
-            said = f"When {rule['when'] or 'always'}: {rule['then']}"
-            out.print(f"· {shown_in_markup(said)}  [dim]\\[{shown_in_markup(where)}][/dim]")
+            said, applies = shown_in_markup(sentence(rule)), shown_in_markup(where(rule))
+            out.print(f"· {said}  [dim]\\[{applies}][/dim]")
             about = f"{rule['id']} · added {rule['added']} · confirmed {rule['confirmed']}"
             out.print(f"  [dim]{shown_in_markup(about)}[/dim]")
             if rule["recheck"]:

@@ -216,6 +216,16 @@ def _result(rule: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def sentence(rule: dict[str, Any]) -> str:
+    """A listed rule as one line a person reads: "When you push: run the tests"."""
+    return f"When {rule['when']}: {rule['then']}" if rule.get("when") else f"Always: {rule['then']}"
+
+
+def where(rule: dict[str, Any]) -> str:
+    """Where a listed rule applies: "everywhere", "project web", "situation on call"."""
+    return rule["scope"] + (f" {rule['scope_name']}" if rule.get("scope_name") else "")
+
+
 def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
     # A block written by hand may leave out the scope it means: everywhere.
     def said(block: dict[str, Any], key: str) -> str:

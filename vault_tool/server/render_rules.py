@@ -10,6 +10,7 @@ from typing import Any
 
 from vault_tool.core import stages
 from vault_tool.core.printable import escape
+from vault_tool.engine.rules import sentence, where
 from vault_tool.server.render import DATA_NOTICE
 
 
@@ -74,9 +75,8 @@ def state_written_text(result: dict[str, Any]) -> str:
 
 
 def _rule_line(rule: dict[str, Any]) -> str:
-    where = rule["scope"] + (f" {rule['scope_name']}" if rule.get("scope_name") else "")
     line = (
-        f"- When {rule.get('when') or 'always'}: {rule['then']}  [{where}]  (id {rule['id']}, "
+        f"- {sentence(rule)}  [{where(rule)}]  (id {rule['id']}, "
         f"added {rule['added']}, source {rule.get('source') or 'a person'}, last confirmed "
         f"{rule['confirmed']})"
     )
