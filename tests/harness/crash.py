@@ -92,6 +92,8 @@ class Report:
     scenarios: Counter = field(default_factory=Counter)
     kills: Counter = field(default_factory=Counter)
     faults: Counter = field(default_factory=Counter)  # action -> cycles where it fired
+    # Fault cycles whose writer ended before its fault's step, and how it ended.
+    unfired: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -105,6 +107,7 @@ class Report:
             "scenarios": dict(self.scenarios),
             "kills": dict(self.kills),
             "faults": dict(self.faults),
+            "unfired": self.unfired,
             "problems": self.problems[:50],
             "seconds": round(self.seconds, 1),
         }
@@ -250,6 +253,10 @@ class Harness:
         reader.join(10)
         if _fired(errors):
             self.report.faults[f"{call}:{action}"] += 1
+        else:
+            last = (errors.read_text().strip().splitlines() or [""])[-1]
+            ended = f"exit {process.returncode}, {len(acks)} writes acknowledged: {last[:300]!r}"
+            self.report.unfired.append(f"{tag}: {call}:{step}:{action} not reached ({ended})")
         for ack in acks:
             self._record(ack["kind"], ack["id"], ack["version"], ack["revision"])
         if process.returncode not in (0, CRASH_EXIT, -signal.SIGKILL):

@@ -10,9 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import create_args, git
+from tests.helpers import create_args, eventually, git
 from vault_tool.engine.vault import Vault
 from vault_tool.storage.commits import Committer
+from vault_tool.storage.processes import git_processes
+
+# Stands for a `git clean` that read git's index before a write's commit put the new file
+# there, and walks the folder only after the file appeared: it removes every note made
+# since it started. (A real clean cannot be held in that state on purpose; this process
+# looks like one where it counts: named git, `clean` on its command line, in the vault.)
+SLOW_CLEAN = """#!/bin/sh
+new() { find . -name .git -prune -o -name '*.md' -newer "$MARKER" -print; }
+while [ -z "$(new)" ]; do sleep 0.01; done
+sleep 0.5
+new | xargs rm -f
+"""
 
 
 def test_a_new_file_git_clean_removed_before_the_index_had_it_is_put_back(
@@ -35,3 +47,29 @@ def test_a_new_file_git_clean_removed_before_the_index_had_it_is_put_back(
     assert git(vault_path, "status", "--porcelain", "--", made["path"]) == ""
     assert vault.uncommitted() == []
     assert vault.read(made["memory_id"])["version_id"] == made["version_id"]
+
+
+def test_a_git_clean_that_read_the_index_before_the_commit_is_waited_out(
+    vault: Vault, vault_path: Path, tmp_path: Path
+):
+    stand_in = tmp_path / "bin" / "git"
+    stand_in.parent.mkdir()
+    stand_in.write_text(SLOW_CLEAN)
+    stand_in.chmod(0o755)
+    marker = tmp_path / "started"
+    marker.touch()
+    env = {"PATH": "/usr/bin:/bin", "MARKER": str(marker)}
+    clean = subprocess.Popen([str(stand_in), "clean", "-xfd"], cwd=vault_path, env=env)
+    try:
+        eventually(lambda: git_processes(vault_path.resolve(), b"clean") == [clean.pid])
+        made = vault.remember(create_args("Staging needs the VPN"))
+        answered_after_the_clean = clean.poll() is not None
+    finally:
+        clean.kill()
+        clean.wait()
+    assert answered_after_the_clean
+    on_disk = vault_path / made["path"]
+    assert on_disk.is_file()
+    assert git(vault_path, "show", f"HEAD:{made['path']}") == on_disk.read_text().strip()
+    assert git(vault_path, "status", "--porcelain", "--", made["path"]) == ""
+    assert vault.uncommitted() == []

@@ -49,7 +49,7 @@ def test_processes_killed_at_random_moments_lose_no_acknowledged_write(vault_pat
     counts = report.counts
     assert counts["cycles"] == len(PLAN)
     assert counts["acknowledged_writes"] > 0 and counts["hand_edits"] > 0, counts
-    assert sum(report.faults.values()) == 3, report.faults
+    assert sum(report.faults.values()) == 3, (report.faults, report.unfired)
     failures = {k: counts[k] for k in crash.COUNTERS[3:] if counts[k]}
     assert failures == {}, "\n".join(report.problems[:20])
 

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from vault_tool.core import redact, stages
 from vault_tool.errors import InvalidInput, VaultError, VersionConflict
 from vault_tool.storage import durable
 from vault_tool.storage.git import blob_sha
+from vault_tool.storage.processes import git_processes
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +35,10 @@ log = logging.getLogger(__name__)
 UNDO_SUFFIX = ".undo.json"
 # Less free space than this when git fails: the disk is taken to be full.
 NEARLY_FULL = 1 << 20
+# How long a write that made new files waits for a `git clean` running in the vault to end
+# (_wait_out_cleans); a clean still running then is left to finish on its own.
+CLEAN_WAIT_SECONDS = 10.0
+CLEAN_POLL_SECONDS = 0.01
 
 
 class Unchecked:
@@ -147,6 +153,7 @@ class Placing:
         fails nothing: the write is done, and the journal (kept if anything is left) has
         the next open remove what stayed."""
         try:
+            self._wait_out_cleans()
             self._put_back_removed()
             for staged in self.staged:
                 if staged.kept is not None:
@@ -154,6 +161,22 @@ class Placing:
             durable.remove(self.journal)
         except OSError as problem:
             log.warning("committed, but could not remove its temp files: %s", problem)
+
+    def _wait_out_cleans(self) -> None:
+        """`git clean` reads git's index once, then walks the folder: one that read it before
+        this commit put a new file there takes the file for untracked and may remove it
+        after this write answers, and the watcher would then commit the removal. So a
+        write that made files waits for such a clean to end before it puts back what was
+        removed; a clean begun after the commit sees the file tracked and leaves it."""
+        if not any(s.kept is None and s.change.data is not None for s in self.staged):
+            return
+        deadline = time.monotonic() + CLEAN_WAIT_SECONDS
+        cleans = set(git_processes(self.root, b"clean")) - {0}  # (0: no /proc to ask)
+        while cleans and time.monotonic() < deadline:
+            time.sleep(CLEAN_POLL_SECONDS)
+            cleans &= set(git_processes(self.root, b"clean"))
+        if cleans:
+            log.warning("a `git clean` still runs after %ss: not waited for", CLEAN_WAIT_SECONDS)
 
     def _put_back_removed(self) -> None:
         """A new file is untracked to git until its commit has put it in git's index: a

@@ -22,8 +22,9 @@ HEARTBEAT_SECONDS = 1.0
 STALE_SECONDS = 3 * HEARTBEAT_SECONDS
 
 
-def git_processes(root: Path) -> list[int]:
-    """Pids of git processes working in the vault that may hold its locks ([0]: cannot tell).
+def git_processes(root: Path, command: bytes | None = None) -> list[int]:
+    """Pids of git processes working in the vault that may hold its locks ([0]: cannot tell);
+    with command (b"clean"), only those running that git command.
 
     root must be resolved (config.find_vault resolves it): /proc reports resolved paths.
 
@@ -31,25 +32,37 @@ def git_processes(root: Path) -> list[int]:
     command line. GitPython's `git cat-file --batch` helpers (alive as long as a server
     runs) only read objects and never take a lock, so they do not count.
     """
-    proc = Path("/proc")
-    if not proc.is_dir():
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
         return [0]  # cannot tell: assume one lives
     found = []
-    for pid_dir in proc.iterdir():
-        if not pid_dir.name.isdigit():
-            continue
-        try:
-            if not (pid_dir / "comm").read_text().strip().startswith("git"):
+    with entries:
+        # Plain os calls: every create asks this (changes.py), so it costs ~5 us a process.
+        for entry in entries:
+            if not entry.name.isdigit():
                 continue
-            argv = (pid_dir / "cmdline").read_bytes().split(b"\0")
-            if b"cat-file" in argv:
+            pid_dir = f"/proc/{entry.name}"
+            try:
+                if not _read(f"{pid_dir}/comm").startswith(b"git"):
+                    continue
+                argv = _read(f"{pid_dir}/cmdline").split(b"\0")
+                if b"cat-file" in argv or (command is not None and command not in argv):
+                    continue
+                # The command line first: another user's cwd cannot be read, their argv can.
+                if _names(argv, root) or _works_in(pid_dir, root):
+                    found.append(int(entry.name))
+            except OSError:
                 continue
-            # The command line first: another user's cwd cannot be read, their argv can.
-            if _names(argv, root) or _works_in(pid_dir, root):
-                found.append(int(pid_dir.name))
-        except OSError:
-            continue
     return found
+
+
+def _read(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 1 << 16)
+    finally:
+        os.close(fd)
 
 
 def _names(argv: list[bytes], root: Path) -> bool:
@@ -64,8 +77,8 @@ def _names(argv: list[bytes], root: Path) -> bool:
     return False
 
 
-def _works_in(pid_dir: Path, root: Path) -> bool:
-    return _within(Path(os.readlink(pid_dir / "cwd")), root)  # (the kernel's resolved path)
+def _works_in(pid_dir: str, root: Path) -> bool:
+    return _within(Path(os.readlink(f"{pid_dir}/cwd")), root)  # (the kernel's resolved path)
 
 
 def _within(path: Path, root: Path) -> bool:
