@@ -26,7 +26,7 @@ def make(vault: Path, name: str, *options: str) -> str:
 
 def test_tokens_are_stored_hashed_private_and_listed_without_secrets(vault_path: Path) -> None:
     secret = make(vault_path, "ci-reader", "--project", "shop")
-    stored = vault_path / ".vault/run/tokens.json"
+    stored = vault_path / ".git/vault-tool/tokens.json"
     assert secret.startswith("vt_") and secret not in stored.read_text()
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
     assert "tokens.json" not in git(vault_path, "status", "--porcelain", "--ignored=no")
@@ -77,12 +77,19 @@ async def test_a_project_token_reaches_its_projects_only(vault_path: Path) -> No
             found = await session.call_tool("search", {"query": "Ana owns"})
             asked = await session.call_tool("search", {"query": "Ana owns", "project": "blog"})
             read = await session.call_tool("search", {"memory_id": theirs["memory_id"]})
+            by_path = theirs["path"].removesuffix(".md")  # (the other name a memory answers to)
+            read_path = await session.call_tool("read", {"memory_ids": [by_path]})
+            update = {**create_args(), "mode": "update", "memory_id": by_path,
+                      "expected_version_id": theirs["version_id"]}  # fmt: skip
+            update_path = await session.call_tool("remember", update)
             across = await session.call_tool("fact_history", {"subject": "Ana"})
             context = await session.call_tool("session_context", {})
     assert "project: shop\n" in (vault_path / mine["path"]).read_text()
     hits = found.structured_content["selected_hits"]
     assert [h["memory_id"] for h in hits] == [mine["memory_id"]]  # its first project, not all
-    for refused, said in ((asked, "project 'blog'"), (read, "in project 'blog'"), (across, "")):
+    refusals = [(asked, "project 'blog'"), (read, "in project 'blog'"), (across, ""),
+                (read_path, "in project 'blog'"), (update_path, "in project 'blog'")]  # fmt: skip
+    for refused, said in refusals:
         assert refused.is_error and refused.structured_content["error"]["code"] == "forbidden"
         assert said in refused.structured_content["error"]["message"]
     assert context.structured_content["project"] == "shop"
@@ -104,3 +111,15 @@ def test_each_token_has_its_own_rate_limit(vault_path: Path) -> None:
     assert int(answers[2].headers["retry-after"]) >= 1
     assert [r["token"] for r in refusals] == ["token:slow"]
     assert json.dumps(refusals).count(slow) == 0
+
+
+def test_tokens_outlive_git_clean_and_a_damaged_file_is_named(vault_path: Path) -> None:
+    make(vault_path, "reader")
+    git(vault_path, "clean", "-xfdq")
+    assert [t["name"] for t in invoke_json("token", "list", "--vault", vault_path)] == ["reader"]
+    stored = vault_path / ".git/vault-tool/tokens.json"
+    data = json.loads(stored.read_text())
+    data["tokens"][0]["sha256"] = "not hex"
+    stored.write_text(json.dumps(data))
+    listed = invoke("token", "list", "--vault", vault_path)
+    assert listed.exit_code != 0 and "token 'reader': its sha256 is not valid" in listed.stderr

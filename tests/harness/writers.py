@@ -77,7 +77,9 @@ def child_writer(vault_path: str, tag: str, seed: int, live_file: str) -> None:
                 _ack("write", item["memory_id"], item["version_id"], 1)
         elif roll < 0.85:
             memory_id = rng.choice(live)
-            current = vault.read(memory_id)
+            current = _read_live(vault, memory_id, live)
+            if current is None:
+                continue
             found = consistency.REVISION_RE.search(current["content_md"])
             revision = (int(found.group(1)) if found else 0) + 1
             title = current["title"]
@@ -92,8 +94,11 @@ def child_writer(vault_path: str, tag: str, seed: int, live_file: str) -> None:
             )
             _ack("write", memory_id, result["version_id"], revision)
         else:
-            memory_id = live.pop(rng.randrange(len(live)))
-            current = vault.read(memory_id)
+            memory_id = live[rng.randrange(len(live))]
+            current = _read_live(vault, memory_id, live)
+            if current is None:
+                continue
+            live.remove(memory_id)
             result = vault.remember(
                 {
                     "mode": "delete",
@@ -102,6 +107,18 @@ def child_writer(vault_path: str, tag: str, seed: int, live_file: str) -> None:
                 }
             )
             _ack("delete", memory_id, result["version_id"], 0)
+
+
+def _read_live(vault: Any, memory_id: str, live: list[str]) -> dict[str, Any] | None:
+    """The memory, or None (and out of live) if it was deleted: a write killed after its
+    commit and before its acknowledgement deletes one the harness still lists."""
+    from vault_tool.errors import NotFound
+
+    try:
+        return vault.read(memory_id)
+    except NotFound:
+        live.remove(memory_id)
+        return None
 
 
 def _ack(kind: str, memory_id: str, version: str, revision: int) -> None:

@@ -73,3 +73,23 @@ def test_a_git_clean_that_read_the_index_before_the_commit_is_waited_out(
     assert git(vault_path, "show", f"HEAD:{made['path']}") == on_disk.read_text().strip()
     assert git(vault_path, "status", "--porcelain", "--", made["path"]) == ""
     assert vault.uncommitted() == []
+
+
+def test_only_a_clean_that_removes_files_is_waited_for(vault_path: Path, tmp_path: Path):
+    stand_in = tmp_path / "bin" / "git"
+    stand_in.parent.mkdir()
+    stand_in.write_text("#!/bin/sh\nsleep 30\n")
+    stand_in.chmod(0o755)
+    runs = {
+        options: subprocess.Popen([str(stand_in), *options], cwd=vault_path)
+        for options in (("clean", "-xfd"), ("clean", "-nxfd"), ("clean", "-i"),
+                        ("clean", "--dry-run"), ("status",))
+    }  # fmt: skip
+    try:
+        every = sorted(p.pid for p in runs.values())
+        eventually(lambda: sorted(git_processes(vault_path.resolve())) == every)  # all started
+        assert git_processes(vault_path.resolve(), b"clean") == [runs[("clean", "-xfd")].pid]
+    finally:
+        for process in runs.values():
+            process.kill()
+            process.wait()

@@ -91,3 +91,27 @@ def test_a_rule_written_by_hand_is_not_added_again(vault_path: Path) -> None:
     shown = invoke("rules", "list", "--vault", vault_path).stdout
     assert "When you commit: Run the tests first" in shown
     assert "Always: Keep the changelog short" in shown
+
+
+def test_a_projects_rule_is_in_that_project(vault_path: Path) -> None:
+    added = invoke_json("rules", "add", "Deploy web on Tuesdays", "--scope", "project",
+                        "--scope-name", "web", "--vault", vault_path)  # fmt: skip
+    assert "project: web\n" in (vault_path / added["path"]).read_text()
+    with Vault.open(vault_path) as vault:
+        assert vault.project_of(added["id"]) == "web"
+        found = vault.search({"query": "deploy Tuesdays", "project": "web"})["selected_hits"]
+        assert [h["memory_id"] for h in found] == [added["id"]]
+
+
+def test_a_search_for_one_project_shows_no_other_projects_replacement(vault_path: Path) -> None:
+    with Vault.open(vault_path) as vault:
+        old = create_args("Ana owns the billing service", project="shop")
+        first = vault.remember(old)
+        newer = create_args("Ana hands billing over", body="Bo owns it now.", project="blog",
+                            supersedes=[first["memory_id"]])  # fmt: skip
+        vault.remember(newer)
+        shop = vault.search({"query": "Ana billing", "project": "shop"})["selected_hits"]
+        everywhere = vault.search({"query": "Ana billing"})["selected_hits"]
+    assert [h["memory_id"] for h in shop] == [first["memory_id"]]
+    assert shop[0].get("superseded_by") in (None, [])
+    assert len(everywhere) == 2

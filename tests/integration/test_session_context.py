@@ -61,3 +61,14 @@ def test_the_tool_and_the_cli_give_the_same_block(vault: Vault, made: dict):
     assert refused.is_error and refused.structured["error"]["field"] == "max_chars"
     printed = invoke_json("context", "--max-chars", "500", "--vault", vault.root)
     assert printed["block"] == outcome.structured["block"]
+
+
+def test_a_projects_rules_are_kept_before_the_cut(vault: Vault, monkeypatch: pytest.MonkeyPatch):
+    from vault_tool.engine import session
+
+    monkeypatch.setattr(session, "PER_PART", 2)  # (as 50 rules of other projects would)
+    mine = vault.rules.add("Ship shop on Mondays", scope="project", scope_name="shop", client="t")
+    for day in ("Tuesdays", "Fridays"):
+        vault.rules.add(f"Ship blog on {day}", scope="project", scope_name="blog", client="t")
+    result = vault.views.session_context(project="shop")
+    assert [r["memory_id"] for r in result["rules"]] == [mine["id"]]

@@ -123,3 +123,9 @@ def test_a_secret_that_a_listed_problem_quotes_is_redacted_from_the_refusal() ->
 def test_a_since_that_is_not_a_string_is_listed_beside_the_other_problems() -> None:
     problem = _refusal(check_search, {"query": "billing", "since": 5, "top_k": 0})
     assert sorted(_fields(problem)) == ["since", "top_k"]
+
+
+@pytest.mark.parametrize("ttl", [0, 315360001, 10**12, 10**20])
+def test_a_lifetime_out_of_range_is_refused_with_its_limits(ttl: int) -> None:
+    problem = _refusal(check_call, {**create_args(), "ttl_seconds": ttl})
+    assert problem.message.startswith("ttl_seconds: ") and "problems" not in problem.to_dict()

@@ -16,12 +16,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
 
 from tests.helpers import create_args
 from vault_tool.core import schema
 from vault_tool.core.memory import parse
-from vault_tool.core.schema_check import compiled
+from vault_tool.core.schema_check import Validator, compiled
 from vault_tool.core.yaml_safe import load_yaml
 from vault_tool.errors import InvalidInput
 
@@ -123,7 +122,7 @@ def test_the_compiled_check_decides_as_jsonschema(name: str, data: st.DataObject
     check = compiled(inlined)
     assert check is not None
     value = data.draw(mutated(name))
-    assert check(value) == Draft202012Validator(inlined).is_valid(value)
+    assert check(value) == Validator(inlined).is_valid(value)
 
 
 def test_every_seed_is_valid():
@@ -149,7 +148,7 @@ def test_every_seed_is_valid():
     ],
 )
 def test_keywords_mean_what_jsonschema_says(subschema: Any, value: Any, valid: bool):
-    assert Draft202012Validator(subschema).is_valid(value) is valid
+    assert Validator(subschema).is_valid(value) is valid
     assert compiled(subschema)(value) is valid
 
 
@@ -169,13 +168,13 @@ def test_a_keyword_it_does_not_know_is_left_to_jsonschema(subschema: Any):
 
 def test_a_valid_file_is_checked_without_walking_jsonschemas_errors(monkeypatch):
     walked = []
-    original = Draft202012Validator.iter_errors
+    original = Validator.iter_errors
 
     def spying(self: Any, *args: Any, **kwargs: Any) -> Any:
         walked.append(1)
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(Draft202012Validator, "iter_errors", spying)
+    monkeypatch.setattr(Validator, "iter_errors", spying)
     text = (SAMPLE_VAULT / "decision").rglob("*.md").__next__().read_text(encoding="utf-8")
     parse(text, "decision/x.md")
     schema.validate(create_args()["semantic_delta"], "memory.schema.json")

@@ -168,7 +168,7 @@ class Moment(click.ParamType):
             self.fail(f"'{shown(text)}' is not a date: use {MOMENT_FORMS}{also}", param, ctx)
 
 
-_COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")
+_COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}\Z")
 
 
 def report_error(problem: VaultError, as_json: bool) -> None:

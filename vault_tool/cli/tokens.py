@@ -13,7 +13,7 @@ from vault_tool.core.access import SCOPES
 @click.group()
 def token() -> None:
     """Bearer tokens for `serve --http`: each with a scope, projects and a rate limit,
-    stored hashed in .vault/run/tokens.json (never committed). A running server reads
+    stored hashed in .git/vault-tool/tokens.json (never committed). A running server reads
     them when it starts: restart it after a change. docs/mcp.md"""
 
 

@@ -63,7 +63,8 @@ def check_call(args: Any) -> Call:
         found += _mode_problems(args, mode)
     written = _written(args, mode)
     ttl = args.get("ttl_seconds")
-    if isinstance(ttl, int) and not isinstance(ttl, bool) and mode != "delete":
+    ttl_refused = any(p.field == "ttl_seconds" for p in found)  # (out of range: no date to make)
+    if isinstance(ttl, int) and not isinstance(ttl, bool) and mode != "delete" and not ttl_refused:
         written = [_expiring(found, ttl, *one) for one in written]
     if found:
         # The call's shape is wrong, so nothing will be written: its rules are checked on

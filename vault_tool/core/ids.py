@@ -8,11 +8,11 @@ import unicodedata
 from vault_tool.core import printable, redact
 from vault_tool.errors import InvalidInput
 
-ULID_RE = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+ULID_RE = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}\Z")
 # A path-derived id is a relative path without .md: no absolute paths, no dot segments
 # (.., .git, hidden files), no empty segments, no control or shell-special characters.
-PATH_ID_RE = re.compile(r"^(?!/)(?!.*(?:^|/)\.)(?!.*//)[^\x00-\x1f\\:*?\"<>|]+(?<!/)$")
-VERSION_RE = re.compile(r"^[0-9a-f]{40}$")
+PATH_ID_RE = re.compile(r"^(?!/)(?!.*(?:^|/)\.)(?!.*//)[^\x00-\x1f\\:*?\"<>|]+(?<!/)\Z")
+VERSION_RE = re.compile(r"^[0-9a-f]{40}\Z")
 MAX_ID_LENGTH = 300
 SLUG_LENGTH = 60
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from vault_tool.errors import InvalidInput
 
-PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
 HINT = "use lowercase letters, digits, '.', '_' or '-' (at most 64), such as billing-api"
 # What the index holds for a memory that declares no project, and for a file at the top.
 UNDECLARED = "-"

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema._utils import equal, uniq
 
 Check = Callable[[Any], bool]
@@ -125,8 +126,24 @@ def _items(argument: Any, schema: dict[str, Any]) -> Check:
 
 
 def _pattern(pattern: str, schema: dict[str, Any]) -> Check:
-    search = re.compile(pattern).search
+    search = text_pattern(pattern).search
     return lambda value: not isinstance(value, str) or search(value) is not None
+
+
+@cache
+def text_pattern(pattern: str) -> re.Pattern[str]:
+    """A schema's pattern as JSON Schema means it (ECMA-262): there `$` ends the text, where
+    Python's also matches before a final newline, which would let "name\\n" pass."""
+    return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern))
+
+
+def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    if validator.is_type(instance, "string") and not text_pattern(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+# jsonschema's own validator, with `pattern` as the compiled checks read it.
+Validator = validators.extend(Draft202012Validator, {"pattern": _pattern_keyword})
 
 
 def _of_arrays(test: Callable[[list[Any], Any], bool]) -> Callable[[Any, Any], Check]:

@@ -18,7 +18,7 @@ MOMENT_FORMS = (
 _ISO_MOMENT = re.compile(
     r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
 )
-_AGE = re.compile(r"^(\d{1,5})([dwm])$")
+_AGE = re.compile(r"^(\d{1,5})([dwm])\Z")
 
 # A day (2024-03-15) or a month (2024-03) in a query.
 _DATE = re.compile(r"\b(\d{4}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)\b")

@@ -29,7 +29,7 @@ from vault_tool.search.results import hit_entries
 from vault_tool.storage.git import Commit, blob_sha
 from vault_tool.storage.store import Store
 
-_SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
+_SHA_RE = re.compile(r"^[0-9a-f]{7,40}\Z")
 
 
 def start_of(subject: Indexed | Deleted) -> Start:

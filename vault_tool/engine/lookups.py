@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from vault_tool.core.memory import Memory, fingerprint
+from vault_tool.core.memory import Memory, fingerprint, parse
 from vault_tool.core.projects import Projects
+from vault_tool.engine import deletions
 from vault_tool.engine.writer import Writer
+from vault_tool.errors import NotFound, VaultBusy, VaultError
 from vault_tool.search import links
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
@@ -30,11 +32,20 @@ class Lookups:
         return self._index.by_id(memory_id)
 
     def project_of(self, memory_id: str) -> str | None:
-        """The project of the indexed memory with this id (core/projects.py), or None."""
-        doc = self._index.by_id(memory_id)
-        if doc is None:
+        """The project (core/projects.py) of the memory a tool would find by this id: by id
+        or by path, live or deleted (then as its last version said); None if there is none."""
+        try:
+            found = deletions.live_or_deleted(self._index, self._store, memory_id)
+        except (NotFound, VaultBusy):
             return None
-        return self.projects.of(doc.record["semantic_delta"].get("project"), doc.path)
+        if isinstance(found, Indexed):
+            return self.projects.of(found.record["semantic_delta"].get("project"), found.path)
+        last = found.last_version and self._store.repo.show_file(found.last_version, found.path)
+        try:
+            declared = parse(last.decode("utf-8"), found.path).project if last else None
+        except (VaultError, UnicodeDecodeError):
+            declared = None  # (a last version no one could read: its folder decides)
+        return self.projects.of(declared, found.path)
 
     def at_path(self, path: str) -> Indexed | None:
         """The indexed memory of this file, or None."""

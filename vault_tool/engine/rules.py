@@ -56,8 +56,17 @@ class Rules:
         title = _title(block["then"])
         body = f"# {title}\n\n{block['then']}\n\nWhen: {block.get('when', 'always')}.\n"
         now = utc_now()
+        # A project's rule is in that project too: a search or a token limited to it finds it.
+        project = block.get("scope_name") if block["scope"] == "project" else None
         memory = Memory(
-            "rule", title, body, id=ids.new_id(), source=client, created=now, updated=now
+            "rule",
+            title,
+            body,
+            id=ids.new_id(),
+            source=client,
+            created=now,
+            updated=now,
+            project=project,
         ).with_changes(extra={"rule": block})
         path = self._writer.path_for(memory)
         subject = changelog.subject("add_rule", changelog.entry(memory, path))

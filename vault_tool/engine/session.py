@@ -37,10 +37,8 @@ def session_context(
     when asked (its memories; the rules whose ids rules_here gives)."""
     now = now or datetime.now(UTC)
     since = int((now - timedelta(days=recent_days)).timestamp())
-    parts = index.read(lambda s: listing.session_parts(s, now, since, PER_PART, project))
-    if rules_here is not None:
-        applying = rules_here()
-        parts["rules"] = [e for e in parts["rules"] if e["memory_id"] in applying]
+    applying = rules_here() if rules_here is not None else None
+    parts = index.read(lambda s: listing.session_parts(s, now, since, PER_PART, project, applying))
     day = now.date().isoformat()
     seen_facts: set[tuple[str, str, str]] = set()
     facts = []

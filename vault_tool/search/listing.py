@@ -184,12 +184,18 @@ def around(
 
 
 def session_parts(
-    searcher: Any, now: datetime, since: int, limit: int, scope: Scope | None = None
+    searcher: Any,
+    now: datetime,
+    since: int,
+    limit: int,
+    scope: Scope | None = None,
+    rule_ids: set[str] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """What a session starts from: the pinned memories, the rules (memories of type rule),
     and the memories updated at or after since (epoch seconds), newest first; at most limit
     of each, dismissed and expired ones left out, and with scope, the pinned and recent
-    ones of that project only (a rule says itself where it applies). Each entry carries
+    ones of that project only (a rule says itself where it applies: rule_ids, when given,
+    are the rules that apply, kept before the cut). Each entry carries
     its facts, and whether another memory supersedes it."""
     from whoosh import query as q
 
@@ -204,6 +210,9 @@ def session_parts(
         "rules": kept(q.Term("memory_type", "rule"), None),
         "recent": kept(q.NumericRange("updated_ts", since, None)),
     }
+    if rule_ids is not None:
+        ids = columns(searcher)["memory_id"]
+        parts["rules"] = {d for d in parts["rules"] if ids[d] in rule_ids}
     superseded = stored.superseded_ids(searcher)
     shown = {}
     for name, docnums in parts.items():

@@ -146,7 +146,7 @@ def rank(
         if hit.fields.get("pinned"):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * PINNED_FACTOR
     ordered = sorted(hits.values(), key=lambda h: (-h.score, h.fields["path"]))
-    return _loaded(place_superseded(searcher, ordered, hidden)[start:end]), total
+    return _loaded(place_superseded(searcher, ordered, hidden, allow)[start:end]), total
 
 
 def with_key(searcher: Any, key: str, now: datetime) -> list[Hit]:

@@ -12,8 +12,12 @@ SUPERSEDED_FACTOR = 0.5
 CHAIN_STEPS = 16
 
 
-def place_superseded(searcher: Any, ordered: list[Hit], hidden: set | None) -> list[Hit]:
+def place_superseded(
+    searcher: Any, ordered: list[Hit], hidden: set | None, allow: set | None = None
+) -> list[Hit]:
     """Demote superseded hits and put each below its replacement, following whole chains.
+    Only replacements the search's filters allow count (allow: those docnums; None: all):
+    a search limited to one project never shows another's memory as a replacement.
 
     supersedes is followed transitively: when C replaced B which replaced A, C comes above
     B and B above A wherever A ranked, and C is added if only A or B matched. One step
@@ -29,7 +33,7 @@ def place_superseded(searcher: Any, ordered: list[Hit], hidden: set | None) -> l
         replacements = [
             stored.Stored.of(searcher, docnum)
             for docnum in stored.replacing(searcher, hit.memory_id)
-            if not (hidden and docnum in hidden)
+            if not (hidden and docnum in hidden) and (allow is None or docnum in allow)
         ][:5]
         hit.superseded_by = [r["memory_id"] for r in replacements]
         if not hit.superseded_by:

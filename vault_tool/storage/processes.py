@@ -24,7 +24,8 @@ STALE_SECONDS = 3 * HEARTBEAT_SECONDS
 
 def git_processes(root: Path, command: bytes | None = None) -> list[int]:
     """Pids of git processes working in the vault that may hold its locks ([0]: cannot tell);
-    with command (b"clean"), only those running that git command.
+    with command (b"clean"), only those running that git command (for clean: one that
+    removes files, not a dry run or an interactive one, which may wait on a person).
 
     root must be resolved (config.find_vault resolves it): /proc reports resolved paths.
 
@@ -47,7 +48,7 @@ def git_processes(root: Path, command: bytes | None = None) -> list[int]:
                 if not _read(f"{pid_dir}/comm").startswith(b"git"):
                     continue
                 argv = _read(f"{pid_dir}/cmdline").split(b"\0")
-                if b"cat-file" in argv or (command is not None and command not in argv):
+                if b"cat-file" in argv or (command is not None and not _runs(command, argv)):
                     continue
                 # The command line first: another user's cwd cannot be read, their argv can.
                 if _names(argv, root) or _works_in(pid_dir, root):
@@ -55,6 +56,17 @@ def git_processes(root: Path, command: bytes | None = None) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def _runs(command: bytes, argv: list[bytes]) -> bool:
+    if command not in argv:
+        return False
+    options = argv[argv.index(command) + 1 :]
+    if command == b"clean":
+        short = [o for o in options if o.startswith(b"-") and not o.startswith(b"--")]
+        asks = {b"--dry-run", b"--interactive"} & set(options)
+        return not asks and not any(b"n" in o or b"i" in o for o in short)
+    return True
 
 
 def _read(path: str) -> bytes:

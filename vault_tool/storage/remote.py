@@ -32,7 +32,7 @@ from vault_tool.errors import InvalidInput, VaultBusy
 from vault_tool.storage.repo_state import conflict_line
 
 # A name git accepts for a remote and a shell shows as it is.
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 # How long one network command may take before the remote counts as unreachable.
 NETWORK_TIMEOUT_SECONDS = 120
 SYNC_MERGE_MARKER = "vault-tool/sync-merge"

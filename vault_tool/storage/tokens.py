@@ -1,9 +1,11 @@
 """The HTTP server's bearer tokens (`vault-tool token create|list|revoke`).
 
-Kept in .vault/run/tokens.json (machine-local, never committed: .gitignore holds .vault/run/),
-readable by its owner only, and holding each token's SHA-256, never the secret: the secret
-is shown once, when it is made. Each token has a name, a scope (access.py), optionally a
-list of projects, and a rate limit. `serve --http` reads the file when it starts.
+Kept in .git/vault-tool/tokens.json: inside git's own folder, so machine-local, never
+committed, and never removed by a `git clean -xfd` (which would leave a restarted loopback
+server open to every caller, as one with no tokens is). Readable by its owner only, and
+holding each token's SHA-256, never the secret: the secret is shown once, when it is made.
+Each token has a name, a scope (access.py), optionally a list of projects, and a rate limit.
+`serve --http` reads the file when it starts.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,9 +25,10 @@ from vault_tool.core.times import utc_now
 from vault_tool.errors import InvalidInput, NotFound, VaultUnavailable
 from vault_tool.storage import durable
 
-FILE = Path(".vault") / "run" / "tokens.json"
+FILE = Path(".git") / "vault-tool" / "tokens.json"  # (as messages name it)
 DEFAULT_RATE = 60  # requests a minute
 PREFIX = "vt_"  # a secret says what it is (and secret scanners can tell)
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _NAME_HINT = "use lowercase letters, digits, '.', '_' or '-', such as ci-reader"
 
 
@@ -54,29 +58,50 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def stored_at(root: Path) -> Path:
+    """The tokens file of the vault at root, in its git folder (which a worktree's or a
+    submodule's `.git` file names)."""
+    git_dir = root / ".git"
+    if git_dir.is_file():
+        named = Path(git_dir.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip())
+        git_dir = named if named.is_absolute() else root / named
+    return git_dir / "vault-tool" / "tokens.json"
+
+
 def load(root: Path) -> list[Token]:
-    """The vault's tokens (none if the file is missing)."""
-    path = root / FILE
+    """The vault's tokens (none if the file is missing); VaultUnavailable, naming what is
+    wrong, for a file a person or another program damaged."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return [
-            Token(
-                t["name"],
-                t["sha256"],
-                t["scope"],
-                tuple(t.get("projects") or ()),
-                int(t.get("rate_per_minute", DEFAULT_RATE)),
-                t.get("created", ""),
-            )
-            for t in raw["tokens"]
-        ]
+        raw = json.loads(stored_at(root).read_text(encoding="utf-8"))
+        return [_checked(t) for t in raw["tokens"]]
     except FileNotFoundError:
         return []
-    except (ValueError, KeyError, TypeError) as problem:
+    except (ValueError, KeyError, TypeError, AttributeError) as problem:
         raise VaultUnavailable(
             f"{FILE} cannot be read ({problem})",
             hint=f"remove {FILE} and make the tokens again with `vault-tool token create`",
         ) from None
+
+
+def _checked(stored: dict[str, Any]) -> Token:
+    name, sha, scope = stored["name"], stored["sha256"], stored["scope"]
+    projects = stored.get("projects") or []
+    rate = stored.get("rate_per_minute", DEFAULT_RATE)
+    checks = {
+        "name": _matches(PATTERN, name),
+        "sha256": _matches(_SHA256, sha),
+        "scope": scope in SCOPES,
+        "projects": isinstance(projects, list) and all(_matches(PATTERN, p) for p in projects),
+        "rate_per_minute": type(rate) is int and rate >= 1,
+    }
+    wrong = [field for field, good in checks.items() if not good]
+    if wrong:
+        raise ValueError(f"token {name!r}: its {', '.join(wrong)} is not valid")
+    return Token(name, sha, scope, tuple(projects), rate, str(stored.get("created", "")))
+
+
+def _matches(pattern: re.Pattern[str], value: Any) -> bool:
+    return isinstance(value, str) and pattern.match(value) is not None
 
 
 def create(
@@ -120,7 +145,7 @@ def revoke(root: Path, name: str) -> Token:
 
 
 def _save(root: Path, tokens: list[Token]) -> None:
-    path = root / FILE
+    path = stored_at(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"tokens": [{**asdict(t), "projects": list(t.projects)} for t in tokens]}
     tmp = durable.temp_path(path)

@@ -37,7 +37,7 @@ TAG_MAX = 50
 PREDICATE_MAX = 64
 KIND_MAX = 40
 
-_TAG_RE = re.compile(r"^[a-z0-9][a-z0-9_/-]{0,49}$")
+_TAG_RE = re.compile(r"^[a-z0-9][a-z0-9_/-]{0,49}\Z")
 
 
 @dataclass
