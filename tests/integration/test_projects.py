@@ -115,3 +115,14 @@ def test_a_search_for_one_project_shows_no_other_projects_replacement(vault_path
     assert [h["memory_id"] for h in shop] == [first["memory_id"]]
     assert shop[0].get("superseded_by") in (None, [])
     assert len(everywhere) == 2
+
+
+def test_confirming_a_rule_whose_block_is_not_valid_keeps_the_persons_words(vault_path: Path):
+    front = "---\nmemory_type: rule\ntitle: Run the tests\nrule:\n  scope: somewhere\n---\n"
+    _write(vault_path, "rules/odd.md", front + "Before every push.\n")
+    git(vault_path, "add", ".")
+    git(vault_path, "commit", "-q", "-m", "A person's rule")
+    [rule] = invoke_json("rules", "list", "--vault", vault_path)["rules"]
+    refused = invoke("rules", "confirm", rule["id"], "--vault", vault_path)
+    assert refused.exit_code == 2 and "rules/odd.md" in refused.stderr
+    assert "scope: somewhere" in (vault_path / "rules/odd.md").read_text()

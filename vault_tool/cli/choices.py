@@ -35,3 +35,10 @@ class NamedChoice(click.Choice):
         guess = closest(str(value), names)
         hint = f"; did you mean {guess!r}?" if guess else ""
         return f"{value!r} is not one of {', '.join(names)}{hint}"
+
+
+def project_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A --project value checked as the option is parsed (core/projects.py's form)."""
+    from vault_tool.core.projects import check_project
+
+    return None if value is None else check_project(value, f"--{param.name}")

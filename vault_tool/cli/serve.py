@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from vault_tool.cli.choices import NamedChoice
+from vault_tool.cli.choices import NamedChoice, project_name
 from vault_tool.cli.output import emit, vault_options
 from vault_tool.ops.hosts import HOSTS
 from vault_tool.storage.config import TOOL_PROFILES, read_config
@@ -65,13 +65,14 @@ from vault_tool.storage.config import TOOL_PROFILES, read_config
     "profile",
     type=click.Choice(TOOL_PROFILES),
     help="The tools offered: core (search, remember) or extended (also session_context, "
-    "read, timeline, fact_history, dismiss, restore_dismissed: docs/mcp.md) [default: "
+    "read, timeline, fact_history, rules, work state, dismiss: docs/mcp.md) [default: "
     "[server] tools in .vault/config.toml, else core].",
 )
 @click.option(
     "--project",
     envvar="VAULT_TOOL_PROJECT",
     metavar="NAME",
+    callback=project_name,
     help="The project this server works in: new memories that name none get it, and the "
     "extended tools' session context and work state default to it [default: [server] "
     "project in .vault/config.toml, else the name of the folder it starts in]. "
@@ -113,10 +114,6 @@ def serve(
     root = _existing_vault(vault_path)
     every = None if sync_every is None else _duration(sync_every)
     profile = profile or read_config(root).server_tools
-    if project is not None:
-        from vault_tool.core.projects import check_project
-
-        check_project(project, "--project")
     if use_http:
         from vault_tool.server import http
         from vault_tool.storage import tokens
@@ -181,6 +178,7 @@ def serve(
 @click.option(
     "--project",
     metavar="NAME",
+    callback=project_name,
     help="Have the server work in this project (`serve --project`) [default: the name of "
     "the folder HOST starts it in].",
 )
@@ -225,10 +223,6 @@ def connect(
         remote_hosts.require_known(host)
         server = remote_hosts.remote(url, token_env, token)
     else:
-        if project is not None:
-            from vault_tool.core.projects import check_project
-
-            check_project(project, "--project")
         server = hosts.server_command(_existing_vault(vault_path), profile, project)
     path = Path(config_path).expanduser().absolute() if config_path else hosts.default_path(host)
     remote = server if isinstance(server, remote_hosts.Remote) else None

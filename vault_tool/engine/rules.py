@@ -92,7 +92,8 @@ class Rules:
 
     def confirm(self, rule_id: str, *, client: str) -> dict[str, Any]:
         """Record that a rule was re-checked: its confirmed date and its evidence's versions
-        move to today's; nothing else changes. One commit."""
+        move to today's, and the file's updated time; nothing else changes (a rule written
+        by hand without a block gains one). One commit."""
         doc = self._index.require(ids.check_memory_id(rule_id, "id"))
         if doc.memory_type != "rule":
             raise InvalidInput(
@@ -101,6 +102,14 @@ class Rules:
                 field="id",
             )
         memory = _parsed(self._writer, doc)
+        if "rule" in memory.extra and _block_of(memory) is not memory.extra["rule"]:
+            # A person's block the schema refuses: confirming must not replace their words.
+            raise InvalidInput(
+                f"id: the rule: block of {doc.path} is not valid, so it was read as its title",
+                hint=f"fix the block in {doc.path} (when, then, scope, scope_name, evidence), "
+                "then confirm again; docs/rules.md shows the form",
+                field="id",
+            )
         block = dict(_block_of(memory))
         block["confirmed"] = datetime.now(UTC).date().isoformat()
         if block.get("evidence"):

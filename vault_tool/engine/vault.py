@@ -195,7 +195,7 @@ class Vault(Lookups):
 
     def listing(self, filters: Any = None, *, limit: int = 20, offset: int = 0) -> dict[str, Any]:
         """Memories newest first (by updated), narrowed by search's filters (memory_types, tags,
-        since, until): {memories: limit of them from offset, total: how many there are}."""
+        since, until, project): {memories: limit of them from offset, total: how many there are}."""
         return reads.listed(self._index, filters or {}, self.projects, limit=limit, offset=offset)
 
     def log(
