@@ -13,7 +13,7 @@ import pytest
 from tests.helpers import create_args, eventually, git
 from vault_tool.engine.vault import Vault
 from vault_tool.storage.commits import Committer
-from vault_tool.storage.processes import git_processes
+from vault_tool.storage.processes import CLEAN, git_processes
 
 # Stands for a `git clean` that read git's index before a write's commit put the new file
 # there, and walks the folder only after the file appeared: it removes every note made
@@ -61,7 +61,7 @@ def test_a_git_clean_that_read_the_index_before_the_commit_is_waited_out(
     env = {"PATH": "/usr/bin:/bin", "MARKER": str(marker)}
     clean = subprocess.Popen([str(stand_in), "clean", "-xfd"], cwd=vault_path, env=env)
     try:
-        eventually(lambda: git_processes(vault_path.resolve(), b"clean") == [clean.pid])
+        eventually(lambda: git_processes(vault_path.resolve(), CLEAN) == [clean.pid])
         made = vault.remember(create_args("Staging needs the VPN"))
         answered_after_the_clean = clean.poll() is not None
     finally:
@@ -88,7 +88,7 @@ def test_only_a_clean_that_removes_files_is_waited_for(vault_path: Path, tmp_pat
     try:
         every = sorted(p.pid for p in runs.values())
         eventually(lambda: sorted(git_processes(vault_path.resolve())) == every)  # all started
-        assert git_processes(vault_path.resolve(), b"clean") == [runs[("clean", "-xfd")].pid]
+        assert git_processes(vault_path.resolve(), CLEAN) == [runs[("clean", "-xfd")].pid]
     finally:
         for process in runs.values():
             process.kill()

@@ -26,7 +26,7 @@ from vault_tool.core import redact, stages
 from vault_tool.errors import InvalidInput, VaultError, VersionConflict
 from vault_tool.storage import durable
 from vault_tool.storage.git import blob_sha
-from vault_tool.storage.processes import git_processes
+from vault_tool.storage.processes import CLEAN, git_processes
 
 log = logging.getLogger(__name__)
 
@@ -171,10 +171,10 @@ class Placing:
         if not any(s.kept is None and s.change.data is not None for s in self.staged):
             return
         deadline = time.monotonic() + CLEAN_WAIT_SECONDS
-        cleans = set(git_processes(self.root, b"clean")) - {0}  # (0: no /proc to ask)
+        cleans = set(git_processes(self.root, CLEAN)) - {0}  # (0: no /proc to ask)
         while cleans and time.monotonic() < deadline:
             time.sleep(CLEAN_POLL_SECONDS)
-            cleans &= set(git_processes(self.root, b"clean"))
+            cleans &= set(git_processes(self.root, CLEAN))
         if cleans:
             log.warning("a `git clean` still runs after %ss: not waited for", CLEAN_WAIT_SECONDS)
 

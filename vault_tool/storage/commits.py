@@ -26,7 +26,7 @@ from vault_tool.errors import InvalidInput, VaultError
 from vault_tool.storage import refs
 from vault_tool.storage.git import STALE_LOCK_SECONDS, Git
 from vault_tool.storage.git_settings import GitSettings
-from vault_tool.storage.index_lock import index_locked, note_pending
+from vault_tool.storage.index_lock import index_locked, note_pending, wait_out_moving_git
 from vault_tool.storage.objects import LooseObjects
 from vault_tool.storage.processes import git_processes
 from vault_tool.storage.repo_state import CONFLICT_HINT, CONFLICT_REASON, Guard, conflict_line
@@ -94,6 +94,7 @@ class Committer:
                 return self._plumbing(paths, message, author_date, snapshot)
             except NotATree:
                 pass  # a path runs through a file in HEAD: `git commit` sorts that out
+        wait_out_moving_git(self.root)  # (git commit's own check, as the plumbing's under its lock)
         before = self.repo.head_or_none()
         with self._work_tree(snapshot) as tree:
             # `git commit -- <paths>` stages what it commits, but only for paths git already

@@ -22,10 +22,31 @@ HEARTBEAT_SECONDS = 1.0
 STALE_SECONDS = 3 * HEARTBEAT_SECONDS
 
 
-def git_processes(root: Path, command: bytes | None = None) -> list[int]:
+# git commands that read HEAD or the index, then write the index, the folder or HEAD later
+# without holding git's index lock all along: a commit landing in between is thrown away by
+# them or makes them fail half-way (a merge's index without the new file, `merge --abort`
+# refused). `git pull` runs `git merge` or `git rebase` as a process of its own.
+HEAD_MOVERS = frozenset(
+    {b"am", b"checkout", b"cherry-pick", b"merge", b"rebase", b"reset", b"revert", b"stash",
+     b"switch"}
+)  # fmt: skip
+CLEAN = frozenset({b"clean"})
+# `git stash` commands that touch neither HEAD, the index nor the folder.
+_STASH_LEAVING_HEAD = frozenset({b"list", b"show", b"create", b"store", b"drop", b"clear"})
+
+# git's own options that take the next argument as their value (`git -C path merge`).
+_OPTIONS_WITH_VALUE = frozenset(
+    {b"-C", b"-c", b"--git-dir", b"--work-tree", b"--namespace", b"--super-prefix",
+     b"--config-env"}
+)  # fmt: skip
+
+
+def git_processes(root: Path, commands: frozenset[bytes] | None = None) -> list[int]:
     """Pids of git processes working in the vault that may hold its locks ([0]: cannot tell);
-    with command (b"clean"), only those running that git command (for clean: one that
-    removes files, not a dry run or an interactive one, which may wait on a person).
+    with commands (HEAD_MOVERS, CLEAN), only those running one of them in a way that
+    changes something: not a dry run or an interactive clean (which may wait on a person),
+    not a `reset` or `checkout` of paths only (`-- <paths>`: HEAD stays), not a `git
+    stash list`.
 
     root must be resolved (config.find_vault resolves it): /proc reports resolved paths.
 
@@ -39,7 +60,7 @@ def git_processes(root: Path, command: bytes | None = None) -> list[int]:
         return [0]  # cannot tell: assume one lives
     found = []
     with entries:
-        # Plain os calls: every create asks this (changes.py), so it costs ~5 us a process.
+        # Plain os calls: every write asks this, so it costs ~5 us a process.
         for entry in entries:
             if not entry.name.isdigit():
                 continue
@@ -48,7 +69,7 @@ def git_processes(root: Path, command: bytes | None = None) -> list[int]:
                 if not _read(f"{pid_dir}/comm").startswith(b"git"):
                     continue
                 argv = _read(f"{pid_dir}/cmdline").split(b"\0")
-                if b"cat-file" in argv or (command is not None and not _runs(command, argv)):
+                if b"cat-file" in argv or (commands is not None and not _runs(commands, argv)):
                     continue
                 # The command line first: another user's cwd cannot be read, their argv can.
                 if _names(argv, root) or _works_in(pid_dir, root):
@@ -58,14 +79,34 @@ def git_processes(root: Path, command: bytes | None = None) -> list[int]:
     return found
 
 
-def _runs(command: bytes, argv: list[bytes]) -> bool:
-    if command not in argv:
+def subcommand(argv: list[bytes]) -> tuple[bytes, list[bytes]]:
+    """The git command a command line runs (b"" if none) and the arguments after it. The
+    program is the first word named git (a script named git runs as `sh .../git ...`)."""
+    names = [os.path.basename(arg) for arg in argv]
+    start = next((n for n, name in enumerate(names) if name.startswith(b"git")), 0)
+    if names and names[start].startswith(b"git-"):  # (git's helpers run as git-<command>)
+        return names[start][4:], argv[start + 1 :]
+    rest = iter(range(start + 1, len(argv)))
+    for n in rest:
+        if argv[n] in _OPTIONS_WITH_VALUE:
+            next(rest, None)
+        elif not argv[n].startswith(b"-"):
+            return argv[n], argv[n + 1 :]
+    return b"", []
+
+
+def _runs(commands: frozenset[bytes], argv: list[bytes]) -> bool:
+    command, options = subcommand(argv)
+    if command not in commands:
         return False
-    options = argv[argv.index(command) + 1 :]
     if command == b"clean":
         short = [o for o in options if o.startswith(b"-") and not o.startswith(b"--")]
         asks = {b"--dry-run", b"--interactive"} & set(options)
         return not asks and not any(b"n" in o or b"i" in o for o in short)
+    if command in (b"reset", b"checkout"):
+        return b"--" not in options
+    if command == b"stash":  # (`list` and `show` may sit in a pager for as long as one reads)
+        return not options or options[0] not in _STASH_LEAVING_HEAD
     return True
 
 

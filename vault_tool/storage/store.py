@@ -43,6 +43,7 @@ from vault_tool.storage.git import (
     clear_git_environment,
     open_repo,
 )
+from vault_tool.storage.index_lock import wait_out_moving_git
 from vault_tool.storage.locks import WriteLock
 from vault_tool.storage.repair import Repairs
 from vault_tool.storage.repo_state import NestedFolders
@@ -275,6 +276,7 @@ class Store:
         """
         self.commits.require_committable({c.path: c.data for c in changes})  # git idle, no markers
         refuse_secrets(changes)
+        wait_out_moving_git(self.root)  # (a merge refuses files changed while it runs)
         journal = self._journal_dir / f"{time.time_ns()}-{os.getpid()}.json"
         placing = Placing(self.root, journal, changes, message, self.resolve, self.head_sha)
         committing = False
