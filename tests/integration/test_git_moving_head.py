@@ -7,9 +7,11 @@ it) if it runs on; nothing is written meanwhile."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,8 @@ import pytest
 from tests.helpers import create_args, eventually, git
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultBusy
-from vault_tool.storage import index_lock
+from vault_tool.storage import head_movers
+from vault_tool.storage.commits import Committer
 from vault_tool.storage.processes import CLEAN, HEAD_MOVERS, _runs, git_processes, subcommand
 
 # Stands for a `git merge` between reading HEAD and moving it: records HEAD when it starts
@@ -30,7 +33,9 @@ while [ ! -e "$OUT/release" ]; do sleep 0.01; done
 """
 
 
-def _held_merge(vault_path: Path, tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+@contextlib.contextmanager
+def held_merge(vault_path: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """The stand-in merge, running in the vault until `out/release` exists (then ended)."""
     stand_in = tmp_path / "bin" / "git"
     stand_in.parent.mkdir()
     stand_in.write_text(HELD_MERGE)
@@ -38,34 +43,74 @@ def _held_merge(vault_path: Path, tmp_path: Path) -> tuple[subprocess.Popen, Pat
     out = tmp_path / "out"
     out.mkdir()
     env = {"PATH": "/usr/bin:/bin", "GIT": shutil.which("git") or "git", "OUT": str(out)}
-    merge = subprocess.Popen(
-        [str(stand_in), "merge", "--no-edit", "topic"], cwd=vault_path, env=env
-    )
-    eventually(lambda: (out / "start").exists() and (out / "start").read_text())
-    # (its forks count until they exec sleep: they are copies of it)
-    eventually(lambda: git_processes(vault_path.resolve(), HEAD_MOVERS) == [merge.pid])
-    return merge, out
+    argv = [str(stand_in), "merge", "--no-edit", "topic"]
+    merge = subprocess.Popen(argv, cwd=vault_path, env=env)
+    try:
+        eventually(lambda: (out / "start").exists() and (out / "start").read_text())
+        # (its forks count until they exec sleep: they are copies of it)
+        eventually(lambda: git_processes(vault_path.resolve(), HEAD_MOVERS) == [merge.pid])
+        yield merge, out
+    finally:
+        (out / "release").touch()
+        try:
+            merge.wait(timeout=30)
+        finally:
+            merge.kill()
 
 
 def test_a_write_waits_until_a_git_moving_head_has_finished(
     vault: Vault, vault_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     asked = []
-    moving_git = index_lock.moving_git
-    monkeypatch.setattr(index_lock, "moving_git", lambda root: asked.append(1) or moving_git(root))
-    merge, out = _held_merge(vault_path, tmp_path)
+    moving_git = head_movers.moving_git
+    monkeypatch.setattr(head_movers, "moving_git", lambda root: asked.append(1) or moving_git(root))
     made: dict = {}
     writer = threading.Thread(target=lambda: made.update(vault.remember(create_args("VPN"))))
-    try:
+    with held_merge(vault_path, tmp_path) as (merge, out):
         writer.start()
         # The merge ends once the write has either answered or asked three times whether a
         # git still moves HEAD: before the fix it answered without asking.
         eventually(lambda: made or len(asked) >= 3)
         (out / "release").touch()
         assert merge.wait(timeout=30) == 0
-        writer.join(timeout=60)
+    writer.join(timeout=60)
+    assert (out / "start").read_text() == (out / "end").read_text()  # no commit while it ran
+    assert git(vault_path, "rev-parse", "HEAD") == made["version_id"]
+    assert git(vault_path, "status", "--porcelain") == ""
+
+
+def test_a_git_moving_head_that_starts_while_a_commit_is_made_is_waited_out_too(
+    vault: Vault, vault_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # The merge begins under git's index lock, after the write's first look (before it
+    # placed its file): the look right before HEAD moves must see it.
+    asked = []
+    moving_git = head_movers.moving_git
+    monkeypatch.setattr(head_movers, "moving_git", lambda root: asked.append(1) or moving_git(root))
+    under_lock, merge_started = threading.Event(), threading.Event()
+    blobs = Committer._blobs
+
+    def merge_begins(self, *args, **kwargs):
+        if not under_lock.is_set():
+            under_lock.set()
+            assert merge_started.wait(60)
+        return blobs(self, *args, **kwargs)
+
+    monkeypatch.setattr(Committer, "_blobs", merge_begins)
+    made: dict = {}
+    writer = threading.Thread(target=lambda: made.update(vault.remember(create_args("VPN"))))
+    writer.start()
+    try:
+        assert under_lock.wait(60)
+        asked.clear()
+        with held_merge(vault_path, tmp_path) as (merge, out):
+            merge_started.set()
+            eventually(lambda: made or len(asked) >= 3)
+            (out / "release").touch()
+            assert merge.wait(timeout=30) == 0
     finally:
-        merge.kill()
+        merge_started.set()
+        writer.join(timeout=60)
     assert (out / "start").read_text() == (out / "end").read_text()  # no commit while it ran
     assert git(vault_path, "rev-parse", "HEAD") == made["version_id"]
     assert git(vault_path, "status", "--porcelain") == ""
@@ -74,16 +119,11 @@ def test_a_write_waits_until_a_git_moving_head_has_finished(
 def test_a_write_refuses_while_a_git_moving_head_runs_on_and_writes_nothing(
     vault: Vault, vault_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setattr(index_lock, "GIT_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(head_movers, "GIT_WAIT_SECONDS", 0.2)
     head = git(vault_path, "rev-parse", "HEAD")
-    merge, out = _held_merge(vault_path, tmp_path)
-    try:
-        with pytest.raises(VaultBusy) as refused:
-            vault.remember(create_args("Staging needs the VPN"))
-    finally:
-        (out / "release").touch()
-        merge.wait(timeout=30)
-    assert "merge --no-edit topic` has been running" in refused.value.message
+    with held_merge(vault_path, tmp_path), pytest.raises(VaultBusy) as refused:
+        vault.remember(create_args("Staging needs the VPN"))
+    assert refused.value.message.startswith("`git merge` has been running")  # (not its options)
     assert "retry once it has finished" in refused.value.hint
     assert git(vault_path, "rev-parse", "HEAD") == head
     assert git(vault_path, "status", "--porcelain") == ""

@@ -16,7 +16,7 @@ MOMENT_FORMS = (
     "or days, weeks or months ago (7d, 2w, 3m)"
 )
 _ISO_MOMENT = re.compile(
-    r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
+    r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\Z"
 )
 _AGE = re.compile(r"^(\d{1,5})([dwm])\Z")
 

@@ -16,18 +16,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from vault_tool.errors import VaultBusy
 from vault_tool.storage.git import Backoff, Git, held_too_long
 from vault_tool.storage.index_tree import summary
-from vault_tool.storage.processes import HEAD_MOVERS, command_of, flock_held, git_processes
+from vault_tool.storage.processes import flock_held, git_processes
 from vault_tool.storage.repo_state import Guard, index_key, unmerged_busy, unmerged_paths
 
 log = logging.getLogger("vault_tool.storage.commits")
 
 # How long a write waits for a git that has written another commit's index to move HEAD.
 CHECKOUT_WAIT_SECONDS = 1.0
-# How long a write waits for a git that moves HEAD (a merge, a checkout, ...) to end.
-GIT_WAIT_SECONDS = 10.0
 
 
 @contextlib.contextmanager
@@ -45,29 +42,35 @@ def index_locked(repo: Git, pending_dir: Path, guard: Guard, stale_after: float)
     """
     lock, index = repo.git_dir / "index.lock", repo.git_dir / "index"
     wait = Backoff(repo.lock_timeout, stale_after)
-    waits: dict[str, Backoff] = {}  # why a try gave the lock back: _wait_reason
+    midway: Backoff | None = None  # (waiting for a checkout to move HEAD: _checkout_midway)
     while True:
         fd = _create(lock, repo, wait)
         held = os.dup(fd)  # open (and flocked) while we hold the lock; the copy's fd closes
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         before = index_key(repo.git_dir)  # (no other git writes it while we hold the lock)
         data = index.read_bytes() if index.exists() else b""
-        why = _wait_reason(repo, guard, before, data)
-        if why is not None and why not in waits:
-            log.info("waiting: %s", why)
-            waits[why] = Backoff(WAIT_SECONDS.get(why, repo.lock_timeout))
-        # Still midway after CHECKOUT_WAIT_SECONDS, it is a person's own state (a `git reset
-        # --soft`, a `git read-tree`) that a commit may go ahead in.
-        if why is None or (why == MIDWAY and waits[why].expired):
-            break
+        if before == guard.index_written:
+            break  # (as the vault itself left it: no git wrote it since)
+        found = summary(data)
+        # A git that has written the index of what it checks out moves HEAD a moment later:
+        # a commit meanwhile would land on the old branch, its file staged into the new
+        # one's index. Still so after CHECKOUT_WAIT_SECONDS, it is a person's own state
+        # (a `git reset --soft`, a `git read-tree`) that a commit may go ahead in.
+        if not found.unmerged:
+            if not _checkout_midway(repo, found.tree):
+                break
+            if midway is None:
+                log.info("git's index holds another commit than HEAD while a git runs: waiting")
+                midway = Backoff(CHECKOUT_WAIT_SECONDS)
+            elif midway.expired:
+                break
         lock.unlink(missing_ok=True)
         os.close(fd)
         os.close(held)
-        if why == UNMERGED:  # a merge wrote its conflicts, maybe not yet its MERGE_HEAD
+        if found.unmerged:  # a merge wrote its conflicts, maybe not yet its MERGE_HEAD
             raise unmerged_busy(unmerged_paths(repo.run))
-        if why == MOVING and waits[why].expired:
-            raise moving_git_busy(repo.root)
-        waits[why].pause()
+        assert midway is not None
+        midway.pause()
     notes = sorted(pending_dir.glob("*.json")) if pending_dir.is_dir() else []
     try:
         try:
@@ -110,61 +113,12 @@ def _create(lock: Path, repo: Git, wait: Backoff) -> int:
             wait.pause()
 
 
-# Why a write gives git's index lock back and tries again (or refuses), and for how long.
-MOVING = "a git that moves HEAD runs in the vault (HEAD_MOVERS)"
-UNMERGED = "git's index holds conflicts"
-MIDWAY = "git's index holds another commit than HEAD while a git runs"
-WAIT_SECONDS = {MOVING: GIT_WAIT_SECONDS, MIDWAY: CHECKOUT_WAIT_SECONDS}
-
-
-def _wait_reason(
-    repo: Git, guard: Guard, before: tuple[int, int, int] | None, data: bytes
-) -> str | None:
-    """Why a commit may not go ahead under the lock just taken (None: it may).
-
-    A git that moves HEAD read it before it takes the lock: a commit meanwhile is lost or
-    breaks it, however the index looks (asked first: /proc, ~0.5 ms). A git that has
-    written the index of what it checks out moves HEAD a moment later (index_tree.py): a
-    commit meanwhile would land on the old branch, its file staged into the new one's index.
-    """
-    if moving_git(repo.root):
-        return MOVING
-    if before == guard.index_written:
-        return None  # (as the vault itself left it: no git wrote it since)
-    found = summary(data)
-    if found.unmerged:
-        return UNMERGED
-    head = repo.head_or_none() if found.tree is not None else None
-    if head is not None and found.tree != repo.head_tree(head) and git_processes(repo.root):
-        return MIDWAY
-    return None
-
-
-def moving_git(root: Path) -> list[int]:
-    """Pids of the gits moving HEAD in the vault now (none where /proc cannot tell)."""
-    return [pid for pid in git_processes(root, HEAD_MOVERS) if pid != 0]
-
-
-def wait_out_moving_git(root: Path) -> None:
-    """Wait, at most GIT_WAIT_SECONDS, until no git that moves HEAD runs in the vault; then
-    VaultBusy naming it. A write asks before it places any file (a merge then refuses
-    "local changes would be overwritten") and again under git's index lock."""
-    wait = Backoff(GIT_WAIT_SECONDS)
-    while moving_git(root):
-        if wait.expired:
-            raise moving_git_busy(root)
-        wait.pause()
-
-
-def moving_git_busy(root: Path) -> VaultBusy:
-    """The error of a write refused because a git kept moving HEAD for GIT_WAIT_SECONDS."""
-    running = moving_git(root)
-    command = f"`{command_of(running[0])}`" if running else "a git command"
-    return VaultBusy(
-        f"{command} has been running in the vault's repository for {GIT_WAIT_SECONDS:g} s; "
-        "the vault commits nothing while git moves HEAD or rewrites its index",
-        hint="retry once it has finished (nothing was written)",
-    )
+def _checkout_midway(repo: Git, tree: bytes | None) -> bool:
+    """Whether a git is between writing the index of another commit and moving HEAD there
+    (index_tree.py): the index holds a whole tree that is not HEAD's, while a git runs. With
+    no git running that is a person's `git reset --soft`, and a commit may go ahead."""
+    head = repo.head_or_none() if tree is not None else None
+    return head is not None and tree != repo.head_tree(head) and bool(git_processes(repo.root))
 
 
 def note_pending(pending_dir: Path, paths: list[str]) -> Path:

@@ -95,6 +95,15 @@ def subcommand(argv: list[bytes]) -> tuple[bytes, list[bytes]]:
     return b"", []
 
 
+def git_command(pid: int) -> str:
+    """`git <command>` that pid runs (its arguments left out: they may hold a secret)."""
+    try:
+        command = subcommand(_read(f"/proc/{pid}/cmdline").split(b"\0"))[0]
+    except OSError:
+        return "a git command"
+    return f"git {command.decode('utf-8', 'replace')}".strip()
+
+
 def _runs(commands: frozenset[bytes], argv: list[bytes]) -> bool:
     command, options = subcommand(argv)
     if command not in commands:

@@ -43,7 +43,7 @@ from vault_tool.storage.git import (
     clear_git_environment,
     open_repo,
 )
-from vault_tool.storage.index_lock import wait_out_moving_git
+from vault_tool.storage.head_movers import wait_out_moving_git
 from vault_tool.storage.locks import WriteLock
 from vault_tool.storage.repair import Repairs
 from vault_tool.storage.repo_state import NestedFolders
