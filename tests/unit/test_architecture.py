@@ -35,7 +35,7 @@ ALLOWED = {
 CONFINED = {
     "mcp": {"server"},
     "mcp_types": {"server"},
-    "whoosh": {"search", "core.text"},
+    "whoosh": {"search", "core.text", "core.words"},  # (the analyser: core/words.py)
     "git": {"storage"},
     "watchdog": {"watcher"},
     "click": {"cli"},

@@ -60,26 +60,14 @@ QUESTION_WORDS = frozenset(
 
 
 def text_analyzer() -> Any:
-    """Words, lowercased, accents folded, stop words dropped, stemmed."""
-    from whoosh.analysis import (
-        STOP_WORDS,
-        CharsetFilter,
-        LowercaseFilter,
-        RegexTokenizer,
-        StemFilter,
-        StopFilter,
-    )
-    from whoosh.support.charset import accent_map
+    """Words, lowercased, accents folded, stop words dropped, stemmed (Snowball's English
+    stemmer, Porter's second: running, deploys and deployment -> run and deploy). One pass
+    (core/words.py) doing what Whoosh's chain of five does (test_words_analyzer.py)."""
+    from whoosh.analysis import STOP_WORDS
 
-    return (
-        RegexTokenizer()
-        | LowercaseFilter()
-        | CharsetFilter(accent_map)
-        | StopFilter(stoplist=STOP_WORDS | QUESTION_WORDS, minsize=1)
-        # Snowball's English stemmer (Porter's second): it takes running, deploys and
-        # deployment to run and deploy, where Porter's first left runn and deploi.
-        | StemFilter(lang="en", cachesize=50000)
-    )
+    from vault_tool.core.words import Words
+
+    return Words(STOP_WORDS | QUESTION_WORDS)
 
 
 def normalize_name(name: str) -> str:

@@ -102,7 +102,7 @@ class Index(Lookups):
                 files = storage(self.dir)
                 if not files.index_exists():
                     return False
-                self._ix = files.open_index()
+                self._ix = files.open_index(schema=whoosh_schema())  # (core/words.py)
                 return True
             except FileNotFoundError:
                 time.sleep(0.01 * (attempt + 1))

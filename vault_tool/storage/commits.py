@@ -26,7 +26,7 @@ from vault_tool.errors import InvalidInput, VaultError
 from vault_tool.storage import refs
 from vault_tool.storage.git import STALE_LOCK_SECONDS, Git
 from vault_tool.storage.git_settings import GitSettings
-from vault_tool.storage.head_movers import HeadMoving, moving_git, wait_out_moving_git, waiting
+from vault_tool.storage.head_movers import HeadMoving, no_moving_git, wait_out_moving_git, waiting
 from vault_tool.storage.index_lock import index_locked, note_pending
 from vault_tool.storage.objects import LooseObjects
 from vault_tool.storage.processes import git_processes
@@ -90,16 +90,15 @@ class Committer:
         """
         on_disk = {p: _bytes_or_none(self.root / p) for p in paths} if snapshot is None else {}
         self.require_committable(snapshot if snapshot is not None else on_disk)
-        if self._plumbing_allowed():
-            wait = waiting()
-            while True:
-                try:
-                    return self._plumbing(paths, message, author_date, snapshot)
-                except NotATree:
-                    break  # a path runs through a file in HEAD: `git commit` sorts that out
-                except HeadMoving:
-                    wait_out_moving_git(self.root, wait)
-        wait_out_moving_git(self.root)  # (git commit reads HEAD itself: head_movers.py)
+        wait = waiting()
+        while self._plumbing_allowed():
+            try:
+                return self._plumbing(paths, message, author_date, snapshot)
+            except NotATree:
+                break  # a path runs through a file in HEAD: `git commit` sorts that out
+            except HeadMoving:
+                wait_out_moving_git(self.root, wait)
+        wait_out_moving_git(self.root, wait)  # (git commit reads HEAD itself: head_movers.py)
         before = self.repo.head_or_none()
         with self._work_tree(snapshot) as tree:
             # `git commit -- <paths>` stages what it commits, but only for paths git already
@@ -285,10 +284,9 @@ class Committer:
             root = root or self._empty_tree()
             sha = self._commit_object(root, parent, message, author_date)
             # Asked again right before HEAD moves, and the branch itself moved (not HEAD):
-            # a checkout or rebase begun since the first ask never gets this commit.
+            # a checkout, rebase or merge begun since the first ask never gets this commit.
             branch = self.guard.require_idle_branch()
-            if moving_git(self.root):  # (head_movers.py: it may have read HEAD already)
-                raise HeadMoving
+            no_moving_git(self.root)  # (head_movers.py: one may have read HEAD already)
             self.objects.flush()  # (every object on disk before the branch names them)
             try:
                 self._move_branch(branch, sha, parent, f"commit: {subject}")

@@ -31,6 +31,13 @@ def moving_git(root: Path) -> list[int]:
     return [pid for pid in git_processes(root, HEAD_MOVERS) if pid != 0]
 
 
+def no_moving_git(root: Path) -> None:
+    """Raise HeadMoving if a git that moves HEAD runs in the vault (asked under git's index
+    lock, right before HEAD moves: the commit is made again once it has ended)."""
+    if moving_git(root):
+        raise HeadMoving
+
+
 def waiting() -> Backoff:
     """A wait for gits that move HEAD, one per write however often it waits."""
     return Backoff(GIT_WAIT_SECONDS)

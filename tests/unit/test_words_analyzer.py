@@ -1,0 +1,104 @@
+"""The one-pass analyser (core/words.py) yields what Whoosh's chain of five yields, token for
+token: text, positions, offsets, originals, boosts and stopped words, in every mode the
+index and the queries use."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+from whoosh.analysis import (
+    STOP_WORDS,
+    CharsetFilter,
+    LowercaseFilter,
+    RegexTokenizer,
+    StemFilter,
+    StopFilter,
+)
+from whoosh.support.charset import accent_map
+
+from vault_tool.core.text import QUESTION_WORDS, text_analyzer
+from vault_tool.core.words import STEMS_KEPT, Words
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample-vault"
+TEXTS = [
+    "",
+    "   ",
+    "Who owns the billing service? Ana owns it; she OWNED it in 2024.",
+    "José Díaz moved to Zürich — naïve café façade, ŒUVRE, straße, Ǆ",
+    "v1.2.3 deploys at 10.30 on api.example.com; e.g. U.S.A. and node.js",
+    "running runner runs ran, deployments deployed deploying",
+    "the a an of is was to be: only stop words here, and THE",
+    "snake_case camelCase kebab-case *wild*card 日本語のテキスト ١٢٣ ⅷ",
+    "a\u0301 combining, ﬁ ligature, ² superscript, \u200bzero\u200bwidth",
+    "line one\nline two\r\n\ttabbed\u00a0nbsp",
+]
+
+
+def chain():
+    return (
+        RegexTokenizer()
+        | LowercaseFilter()
+        | CharsetFilter(accent_map)
+        | StopFilter(stoplist=STOP_WORDS | QUESTION_WORDS, minsize=1)
+        | StemFilter(lang="en", cachesize=50000)
+    )
+
+
+def tokens(analyzer, text: str, **options) -> list[tuple]:
+    out = []
+    for t in analyzer(text, **options):
+        out.append(
+            (
+                t.text,
+                t.stopped,
+                t.boost,
+                getattr(t, "pos", None),
+                getattr(t, "startchar", None),
+                getattr(t, "endchar", None),
+                getattr(t, "original", None),
+            )
+        )
+    return out
+
+
+def every_text() -> list[str]:
+    files = sorted(SAMPLE.rglob("*.md"))
+    assert files, "the sample vault has notes"
+    return TEXTS + [f.read_text(encoding="utf-8") for f in files]
+
+
+OPTIONS = [
+    {},
+    {"positions": True},
+    {"chars": True},
+    {"positions": True, "chars": True, "keeporiginal": True},
+    {"removestops": False, "positions": True},
+    {"mode": "query", "removestops": False},
+    {"positions": True, "start_pos": 7, "chars": True, "start_char": 100},
+    {"tokenize": False},
+    {"tokenize": False, "positions": True, "chars": True, "removestops": False},
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=[str(o) for o in OPTIONS])
+def test_the_one_pass_analyser_yields_what_the_chain_yields(options: dict) -> None:
+    ours, whoosh = text_analyzer(), chain()
+    for text in every_text():
+        assert tokens(ours, text, **options) == tokens(whoosh, text, **options), text[:60]
+
+
+def test_it_survives_pickling_as_the_index_schema_is_and_compares_equal() -> None:
+    analyzer = text_analyzer()
+    copy = pickle.loads(pickle.dumps(analyzer))
+    assert copy == analyzer and isinstance(copy, Words)
+    assert [t.text for t in copy("Deployments ran")] == ["deploy", "ran"]
+    assert analyzer.has_morph()
+
+
+def test_its_table_of_stems_stays_bounded() -> None:
+    analyzer = text_analyzer()
+    words = " ".join(f"w{n}x" for n in range(STEMS_KEPT + 10))
+    assert sum(1 for _ in analyzer(words)) == STEMS_KEPT + 10
+    assert len(analyzer._stems) <= STEMS_KEPT
