@@ -73,6 +73,8 @@ class Store:
 
     def __init__(self, root: Path, repo: Git, settings: config_module.Config) -> None:
         self.root = root
+        self._real_root = os.path.realpath(root)
+        self._real_inside = os.path.join(self._real_root, "")
         self.repo = repo
         self.config = settings
         self.run_dir = root / ".vault" / "run"
@@ -199,12 +201,13 @@ class Store:
         if any(part in ("", ".", "..") for part in relpath.split("/")):
             raise InvalidInput(f"path {relpath!r} has empty, . or .. parts", hint="use a/b.md")
         target = self.root / relpath
-        real_parent = target.parent.resolve()
-        if not real_parent.is_relative_to(self.root.resolve()):
+        # (os.path, not pathlib: every read asks this; the vault's own real path once)
+        real_parent = os.path.realpath(os.path.dirname(target))
+        if real_parent != self._real_root and not real_parent.startswith(self._real_inside):
             raise InvalidInput(
                 f"path {relpath!r} leads out of the vault", hint="remove the symlink"
             )
-        if target.is_symlink():
+        if os.path.islink(target):
             raise InvalidInput(
                 f"{relpath} is a symlink; memory files must be regular files",
                 hint="replace the link with the file it points to",
