@@ -1,6 +1,7 @@
 """The one-pass analyser (core/words.py) yields what Whoosh's chain of five yields, token for
 token: text, positions, offsets, originals, boosts and stopped words, in every mode the
-index and the queries use."""
+index and the queries use; and its counts, through the index's format, are what Whoosh's
+Frequency format makes of the chain's tokens."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from whoosh.analysis import (
     StemFilter,
     StopFilter,
 )
+from whoosh.analysis.tokenizers import default_pattern
+from whoosh.formats import Frequency
 from whoosh.support.charset import accent_map
 
 from vault_tool.core.text import QUESTION_WORDS, text_analyzer
-from vault_tool.core.words import STEMS_KEPT, Words
+from vault_tool.core.words import STEMS_KEPT, WORD, Counted, Words
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-vault"
 TEXTS = [
@@ -102,3 +105,30 @@ def test_its_table_of_stems_stays_bounded() -> None:
     words = " ".join(f"w{n}x" for n in range(STEMS_KEPT + 10))
     assert sum(1 for _ in analyzer(words)) == STEMS_KEPT + 10
     assert len(analyzer._stems) <= STEMS_KEPT
+
+
+def test_its_words_are_the_whoosh_tokenizers_words() -> None:
+    assert default_pattern.pattern == r"[\w\*]+(\.?[\w\*]+)*"  # (WORD restates it)
+    for text in every_text():
+        assert WORD.findall(text) == [m.group(0) for m in default_pattern.finditer(text)]
+
+
+def test_the_counted_format_gives_what_whoosh_frequency_gives_of_the_chain() -> None:
+    ours, whoosh = Counted(field_boost=1.5), Frequency(field_boost=1.5)
+    analyzer = text_analyzer()
+    for text in every_text():
+        expected = list(whoosh.word_values(text, chain(), mode="index"))
+        assert list(ours.word_values(text, analyzer, mode="index")) == expected, text[:60]
+        # Asked again (the words as written are known now), and by the chain's tokens.
+        assert list(ours.word_values(text, analyzer, mode="index")) == expected
+        assert list(ours.word_values(text, chain(), mode="index")) == expected
+    assert list(ours.word_values(["a", "b", "a"], analyzer, mode="index")) == list(
+        whoosh.word_values(["a", "b", "a"], chain(), mode="index")
+    )
+
+
+def test_its_table_of_words_as_written_stays_bounded() -> None:
+    analyzer = text_analyzer()
+    counts = analyzer.counts(" ".join(f"W{n}x" for n in range(STEMS_KEPT + 10)))
+    assert len(counts) == STEMS_KEPT + 10
+    assert len(analyzer._terms) <= STEMS_KEPT and len(analyzer._stems) <= STEMS_KEPT

@@ -6,21 +6,31 @@ words included, from one generator instead of five.
 Analysis was a quarter of a reindex, most of it the chain's calls per word: five
 generators deep, a cache wrapper per stem. Imported only when text is first analysed
 (it loads Whoosh).
+
+What the index stores of a text is only each term's count (search/documents.py's
+format): `counts` gives those in one loop over the words, with each word as written
+mapped to its term once, no token made.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from whoosh.analysis import Token, Tokenizer
 from whoosh.analysis.tokenizers import default_pattern
+from whoosh.formats import Frequency
 from whoosh.lang import stemmer_for_language
 from whoosh.support.charset import accent_map
+from whoosh.system import pack_uint
 
 # Stems kept per analyser; past this the table starts again (a vault's vocabulary is far
 # smaller; a file of random strings must not grow a server without bound).
 STEMS_KEPT = 100_000
+# default_pattern's words (test_words_analyzer.py pins the two), its group not captured,
+# so findall gives whole words.
+WORD = re.compile(r"[\w\*]+(?:\.?[\w\*]+)*")
 
 
 class Words(Tokenizer):
@@ -35,6 +45,7 @@ class Words(Tokenizer):
     def _ready(self) -> None:
         self._stem = stemmer_for_language("en")
         self._stems: dict[str, str] = {}
+        self._terms: dict[str, str] = {}  # a word as written -> its term ("": a stop word)
 
     def __getstate__(self) -> dict[str, Any]:  # (the index's schema is pickled)
         return {"stoplist": self.stoplist}
@@ -62,7 +73,7 @@ class Words(Tokenizer):
         **kwargs: Any,
     ) -> Iterator[Any]:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        stoplist, stems, stem = self.stoplist, self._stems, self._stem
+        stoplist, stems = self.stoplist, self._stems
         kept_pos = None  # (StopFilter's renumbering: kept words count on from the first)
         matches = default_pattern.finditer(value) if tokenize else (_Whole(value),)
         for n, match in enumerate(matches):
@@ -82,16 +93,42 @@ class Words(Tokenizer):
                     token.pos = kept_pos
                 token.stopped = False
                 found = stems.get(text)
-                if found is None:
-                    if len(stems) >= STEMS_KEPT:
-                        stems.clear()
-                    found = stems[text] = stem(text)
-                token.text = found
+                token.text = found if found is not None else self._stemmed(text)
                 yield token
             elif not removestops:
                 token.stopped = True
                 token.text = text
                 yield token
+
+    def counts(self, value: str) -> dict[str, int]:
+        """term -> how many of value's words are that term (stop words dropped), in the
+        order first found: what Whoosh's Frequency format counts of this analyser's
+        tokens."""
+        terms, found = self._terms, {}
+        for word in WORD.findall(value):
+            term = terms.get(word)
+            if term is None:
+                term = self._term(word)
+            if term:
+                found[term] = found.get(term, 0) + 1
+        return found
+
+    def _term(self, word: str) -> str:
+        if len(self._terms) >= STEMS_KEPT:
+            self._terms.clear()
+        text = word.lower().translate(accent_map)
+        if not text or text in self.stoplist:
+            term = ""
+        else:
+            term = self._stems.get(text) or self._stemmed(text)
+        self._terms[word] = term
+        return term
+
+    def _stemmed(self, text: str) -> str:
+        if len(self._stems) >= STEMS_KEPT:
+            self._stems.clear()
+        found = self._stems[text] = self._stem(text)
+        return found
 
 
 class _Whole:
@@ -108,3 +145,22 @@ class _Whole:
 
     def end(self) -> int:
         return len(self.value)
+
+
+class Counted(Frequency):
+    """Whoosh's Frequency format (what a TEXT field without phrases stores: each term's
+    count) with a text's counts taken from Words.counts, not token by token: the same
+    terms, counts and weights, in the same order."""
+
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Iterator[Any]:
+        if not isinstance(value, str) or not isinstance(analyzer, Words) or kwargs != INDEXING:
+            return super().word_values(value, analyzer, **kwargs)
+        boost = self.field_boost
+        return (
+            (term, count, float(count) * boost, pack_uint(count))
+            for term, count in analyzer.counts(value).items()
+        )
+
+
+# What a field passes when it indexes a value (whoosh.fields.FieldType.index).
+INDEXING = {"mode": "index"}

@@ -80,8 +80,8 @@ def whoosh_schema() -> Any:
         # Every field in one, the weightier ones repeated: one postings list per query word
         # keeps pure-Python matching fast (a field per part made queries 5-10x slower), and
         # repetition is the field boost.
-        all=fields.TEXT(analyzer=text, phrase=False),
-        glosses=fields.TEXT(analyzer=text, phrase=False),
+        all=_counted_text(text),
+        glosses=_counted_text(text),
         tags=fields.KEYWORD(lowercase=True, commas=True),
         entity_keys=fields.KEYWORD(commas=True),
         supersedes=fields.KEYWORD(commas=True),
@@ -104,6 +104,17 @@ def whoosh_schema() -> Any:
         link_keys=fields.IDLIST(expression=links.ONE_PER_LINE),
         links=fields.STORED(),
     )
+
+
+def _counted_text(analyzer: Any) -> Any:
+    """A text field of term counts (no positions), counted in one pass (core/words.py)."""
+    from whoosh import fields
+
+    from vault_tool.core.words import Counted
+
+    field = fields.TEXT(analyzer=analyzer, phrase=False)
+    field.format = Counted(field_boost=field.format.field_boost)
+    return field
 
 
 def _column_number() -> Any:
