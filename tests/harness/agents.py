@@ -63,6 +63,10 @@ class Shared:
     check: threading.Event = field(default_factory=threading.Event)  # set: final reads
     done: threading.Event = field(default_factory=threading.Event)  # set: disconnect
     in_flight: int = 0  # calls of the working phase not yet answered
+    # Deletes sent and not answered: still running, or their server was killed. One killed
+    # after its file was removed is committed by the next opener's repair ("Repair: ..."),
+    # one killed before is not: either is right (check_acks looks for that commit).
+    deleting: set[str] = field(default_factory=set)
 
     def begin_call(self) -> bool:
         """Count a working call about to start; False once the work has stopped."""
@@ -194,8 +198,15 @@ class Shared:
             return [
                 a
                 for a in self.acks.values()
-                if not a.deleted and self.owners[a.memory_id] != other_than
+                if not a.deleted
+                and a.memory_id not in self.deleting
+                and self.owners[a.memory_id] != other_than
             ]
+
+    def maybe_deleted(self, memory_id: str) -> bool:
+        """Whether a delete of it was sent and never answered (see deleting)."""
+        with self.lock:
+            return memory_id in self.deleting
 
 
 def env() -> dict[str, str]:
@@ -344,7 +355,9 @@ class Client:
             current = await self._call(session, "search", {"memory_id": ack.memory_id})
             if "_error" in current:
                 return
-            result = await self._call(
+            with self.shared.lock:
+                self.shared.deleting.add(ack.memory_id)
+            result = await self._call(  # (raises if the server is killed: stays in deleting)
                 session,
                 "remember",
                 {
@@ -353,6 +366,8 @@ class Client:
                     "expected_version_id": current["version_id"],
                 },
             )
+            with self.shared.lock:
+                self.shared.deleting.discard(ack.memory_id)
             if "_error" in result:
                 self.shared.refused(self.name, "delete", result["_error"], started, result)
                 return
@@ -382,6 +397,7 @@ class Client:
             # Deleted by its owner meanwhile, or the index being rebuilt: not a miss.
             if not (
                 still.deleted
+                or self.shared.maybe_deleted(ack.memory_id)
                 or self.shared.busy_rebuilding(result)
                 or self.shared.shows_old_commit(started)
             ):
@@ -406,6 +422,8 @@ class Client:
             result = await self._call(session, "search", {"memory_id": ack.memory_id})
             with self.shared.lock:
                 self.shared.counts["final_reads"] += 1
+            if self.shared.maybe_deleted(ack.memory_id):
+                continue  # either answer is right (check_acks wants its commit if gone)
             if ack.deleted:
                 if "_error" not in result:
                     self.shared.problem(f"{self.name}: still sees deleted {ack.memory_id}")
