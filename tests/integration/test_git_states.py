@@ -397,3 +397,33 @@ def test_a_checkout_begun_after_the_first_ask_never_gets_the_commit(
     assert git(vault_path, "rev-parse", "main") == main
     git(vault_path, "switch", "-q", "main")
     assert git(vault_path, "status", "--porcelain") == ""
+
+
+def test_a_write_refused_under_the_index_lock_leaves_the_persons_merge_abortable(
+    vault, vault_path, monkeypatch: pytest.MonkeyPatch
+):
+    # The person's conflicted `git merge` lands after an update placed its file and before
+    # it takes git's index lock: the update is refused and its file put back, and the
+    # person's `git merge --abort` must still work (git's index must not be left thinking
+    # the put-back file changed).
+    other = vault.remember(create_args("Staging needs the VPN"))
+    read = vault.read(other["memory_id"])
+    conflicting_branches(vault, vault_path)
+    index_locked = Committer._index_locked
+
+    def person_merges_first(self, *args, **kwargs):
+        assert attempt(vault_path, "merge", "other").returncode != 0
+        return index_locked(self, *args, **kwargs)
+
+    monkeypatch.setattr(Committer, "_index_locked", person_merges_first)
+    with pytest.raises(VaultBusy, match="unmerged paths"):
+        vault.remember({
+            "mode": "update", "memory_id": other["memory_id"],
+            "expected_version_id": read["version_id"],
+            "content_md": read["content_md"].replace("Staging", "Staging really"),
+            "semantic_delta": read["semantic_delta"],
+        })  # fmt: skip
+    monkeypatch.undo()
+    aborted = attempt(vault_path, "merge", "--abort")
+    assert aborted.returncode == 0, aborted.stderr
+    assert git(vault_path, "status", "--porcelain") == ""
