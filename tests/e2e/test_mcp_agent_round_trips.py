@@ -34,10 +34,13 @@ async def test_a_broken_file_shows_its_problem_and_refuses_the_update_with_it(
         broken = file.read_text().replace("\ntitle: ", "\ntitle: [", 1)
         file.write_text(broken)
 
+        # Waited for the YAML problem itself: write_text truncates before it writes, and a
+        # watcher that reads in between records "the file is empty" until the next read.
         async def flagged() -> Any:
             found = await call(session, "search", {"query": "cube droppings"})
             hits = found.structured_content["selected_hits"]
-            return found if hits and "problem" in hits[0] else None
+            problem = hits[0].get("problem", {}) if hits else {}
+            return found if "YAML" in problem.get("reason", "") else None
 
         found = await eventually_async(flagged, timeout=10, interval=0.1, what="the problem")
         hit = found.structured_content["selected_hits"][0]
