@@ -19,8 +19,9 @@ import pytest
 from tests.helpers import create_args, eventually, git
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultBusy
-from vault_tool.storage import head_movers
+from vault_tool.storage import head_movers, refs
 from vault_tool.storage.commits import Committer
+from vault_tool.storage.objects import LooseObjects
 from vault_tool.storage.processes import CLEAN, HEAD_MOVERS, _runs, git_processes, subcommand
 
 # Stands for a `git merge` between reading HEAD and moving it: records HEAD when it starts
@@ -79,8 +80,23 @@ def test_a_write_waits_until_a_git_moving_head_has_finished(
     assert git(vault_path, "status", "--porcelain") == ""
 
 
+# Where a commit takes time under git's index lock before HEAD moves: reading the files,
+# syncing its objects, syncing the branch's new value. A merge beginning in any of them
+# must be seen by the last look (seen in the torture, beside busy CPUs: a merge begun while
+# the objects were synced, after the last look, read the old HEAD; `git merge --abort`
+# then failed for good with "Entry ... not uptodate").
+@pytest.mark.parametrize(
+    ("owner", "step"),
+    [(Committer, "_blobs"), (LooseObjects, "flush"), (refs._GitLock, "write")],
+    ids=["reading the files", "syncing the objects", "syncing the branch"],
+)
 def test_a_git_moving_head_that_starts_while_a_commit_is_made_is_waited_out_too(
-    vault: Vault, vault_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    vault: Vault,
+    vault_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    owner: type,
+    step: str,
 ):
     # The merge begins under git's index lock, after the write's first look (before it
     # placed its file): the look right before HEAD moves must see it.
@@ -88,15 +104,15 @@ def test_a_git_moving_head_that_starts_while_a_commit_is_made_is_waited_out_too(
     moving_git = head_movers.moving_git
     monkeypatch.setattr(head_movers, "moving_git", lambda root: asked.append(1) or moving_git(root))
     under_lock, merge_started = threading.Event(), threading.Event()
-    blobs = Committer._blobs
+    original = getattr(owner, step)
 
     def merge_begins(self, *args, **kwargs):
         if not under_lock.is_set():
             under_lock.set()
             assert merge_started.wait(60)
-        return blobs(self, *args, **kwargs)
+        return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(Committer, "_blobs", merge_begins)
+    monkeypatch.setattr(owner, step, merge_begins)
     made: dict = {}
     writer = threading.Thread(target=lambda: made.update(vault.remember(create_args("VPN"))))
     writer.start()

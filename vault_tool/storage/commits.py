@@ -202,11 +202,15 @@ class Committer:
                 # after HEAD moved, whoever next takes the index lock (the next write, or
                 # the next open) resets them to HEAD first (_index_locked).
                 note = self._note_pending(paths)
+                # Staged in the lock's copy before HEAD moves, so that only in-process steps
+                # follow the last look for a git moving HEAD (head_movers.py).
+                staged = self._stage(staged_index, paths, changes, snapshot)
                 sha = self._move_head(changes, message, author_date)
                 if sha is None:
                     return None
                 moved = True
-                staged = self._stage(staged_index, paths, changes, snapshot, sha)
+                if not staged:
+                    log.warning("committed %s; git's index is behind until reopened", sha[:10])
             index_current = staged  # (only now: the staged copy has replaced the index)
         finally:
             self.objects.discard()  # (objects staged for a commit that never moved HEAD)
@@ -250,10 +254,9 @@ class Committer:
         paths: list[str],
         changes: dict[str, str | None],
         snapshot: Snapshot | None,
-        sha: str,
     ) -> bool:
-        """Put the committed paths into the locked copy of git's index; False if git failed
-        (the commit has landed, only the index, what `git status` compares, lags)."""
+        """Put the paths to commit into the locked copy of git's index; False if git failed
+        (the commit lands all the same; only the index, what `git status` compares, lags)."""
         env = {"GIT_INDEX_FILE": str(staged_index)}
         # A new file a `git clean` removed since it was read is committed all the same (and
         # put back, changes.py): staged at its blob, not removed as the folder would say.
@@ -265,7 +268,7 @@ class Committer:
                 info = _index_info(changes)
                 self.repo.run("update-index", "-z", "--index-info", stdin=info, env=env)
         except VaultError as problem:
-            log.warning("committed %s; git's index is behind until reopened: %s", sha[:10], problem)
+            log.warning("could not stage %s in git's index: %s", ", ".join(paths), problem)
             return False
         return True
 
@@ -283,11 +286,10 @@ class Committer:
             self._write_trees(trees)
             root = root or self._empty_tree()
             sha = self._commit_object(root, parent, message, author_date)
+            self.objects.flush()  # (every object on disk before the branch names them)
             # Asked again right before HEAD moves, and the branch itself moved (not HEAD):
             # a checkout, rebase or merge begun since the first ask never gets this commit.
             branch = self.guard.require_idle_branch()
-            no_moving_git(self.root)  # (head_movers.py: one may have read HEAD already)
-            self.objects.flush()  # (every object on disk before the branch names them)
             try:
                 self._move_branch(branch, sha, parent, f"commit: {subject}")
                 self.repo.trees.keep_commit(sha, root)
@@ -300,11 +302,18 @@ class Committer:
 
     def _move_branch(self, branch: str, sha: str, parent: str, message: str) -> None:
         """`git update-ref -m message refs/heads/<branch> sha parent`, in-process where that
-        is exactly what git does (refs.py)."""
+        is exactly what git does (refs.py). The last look for a git moving HEAD comes as late
+        as it can: one that read HEAD before the move would lose this commit."""
+
+        def last_look() -> None:
+            no_moving_git(self.root)
+
         if self.settings.refs_in_process():
             ident, when = self.settings.identity()[1], git_time(time.time())
-            if refs.move_branch(self.repo.git_dir, branch, sha, parent, ident, when, message):
+            git_dir = self.repo.git_dir
+            if refs.move_branch(git_dir, branch, sha, parent, ident, when, message, last_look):
                 return
+        last_look()
         ref = f"refs/heads/{branch}"
         self.repo.run("update-ref", "-m", message, ref, sha, parent, retry_moved_head=False)
 

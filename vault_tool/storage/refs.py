@@ -47,12 +47,22 @@ def in_process(git_dir: Path, setting: Callable[[str, str], str], hooks: Path) -
 
 
 def move_branch(
-    git_dir: Path, branch: str, new: str, old: str, ident: bytes, when: bytes, message: str
+    git_dir: Path,
+    branch: str,
+    new: str,
+    old: str,
+    ident: bytes,
+    when: bytes,
+    message: str,
+    last_look: Callable[[], None] = lambda: None,
 ) -> bool:
     """Move refs/heads/<branch> from old to new (ident: `Name <email>`, when: git's
     `seconds +hhmm`); False where git must do it (a git holds a lock it needs, HEAD names
     another branch now, the branch is a symbolic ref): the caller runs git's command, which
-    waits for its locks and says what is wrong. VaultError if the branch is not at old."""
+    waits for its locks and says what is wrong. VaultError if the branch is not at old.
+
+    last_look runs once the new value is written and synced, right before the reflog and
+    the rename that make it the branch's; what it raises leaves the branch as it was."""
     name = f"refs/heads/{branch}"
     # git locks HEAD too when it writes HEAD's reflog: a checkout cannot move it meanwhile.
     with _GitLock(git_dir / "HEAD") as head, _GitLock(git_dir / name) as ref:
@@ -69,6 +79,7 @@ def move_branch(
             )
         line = b"%s %s %s %s\t%s\n" % (old.encode(), new.encode(), ident, when, _logged(message))
         ref.write(new.encode() + b"\n")  # (written and synced before any reflog names it)
+        last_look()
         for log in (git_dir / "logs" / name, git_dir / "logs" / "HEAD"):
             _append(log, line)
         ref.commit()
