@@ -12,6 +12,7 @@ other edits.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import secrets
@@ -304,10 +305,7 @@ class Committer:
         """`git update-ref -m message refs/heads/<branch> sha parent`, in-process where that
         is exactly what git does (refs.py). The last look for a git moving HEAD comes as late
         as it can: one that read HEAD before the move would lose this commit."""
-
-        def last_look() -> None:
-            no_moving_git(self.root)
-
+        last_look = functools.partial(no_moving_git, self.root)
         if self.settings.refs_in_process():
             ident, when = self.settings.identity()[1], git_time(time.time())
             git_dir = self.repo.git_dir
