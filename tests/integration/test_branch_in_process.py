@@ -93,7 +93,7 @@ def test_a_branch_lock_a_git_holds_is_left_to_git(vault: Vault):
     repo.run = git_done_meanwhile  # (git_commands wraps it, and removes both at its end)
     with git_commands(vault) as ran:
         made = vault.remember(create_args("Bo runs the deploys"))
-    assert ran == ["update-index", "update-ref"]
+    assert ran == ["update-ref", "update-index"]
     assert git(root, "rev-parse", "main") == made["version_id"]
     assert _git_locks(root) == []
 

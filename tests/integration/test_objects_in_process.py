@@ -126,8 +126,8 @@ def _with_filter(root: Path) -> None:
     ("setting", "falls_back_to"),
     [
         ("filter", ["hash-object", "update-index"]),
-        ("shared", ["hash-object", "update-index", "mktree", "commit-tree", "update-ref"]),
-        ("date", ["update-index", "commit-tree", "update-ref"]),
+        ("shared", ["hash-object", "mktree", "commit-tree", "update-ref", "update-index"]),
+        ("date", ["commit-tree", "update-ref", "update-index"]),
     ],
 )
 def test_where_git_would_store_something_else_its_own_command_writes_that_object(

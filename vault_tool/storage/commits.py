@@ -12,7 +12,6 @@ other edits.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import secrets
@@ -133,8 +132,7 @@ class Committer:
                 raise InvalidInput(f"{path} {CONFLICT_REASON}", hint=CONFLICT_HINT)
 
     def is_own(self, path: str, data: bytes | None) -> bool:
-        """Whether path holding data (None: gone) is what this process itself last
-        committed there, and HEAD is still that commit (own_commits.py)."""
+        """Whether data (None: gone) at path is this process's own commit, still HEAD."""
         return self.own.holds(self.repo.head_or_none(), path, data)
 
     def index_behind(self) -> bool:
@@ -203,15 +201,11 @@ class Committer:
                 # after HEAD moved, whoever next takes the index lock (the next write, or
                 # the next open) resets them to HEAD first (_index_locked).
                 note = self._note_pending(paths)
-                # Staged in the lock's copy before HEAD moves, so that only in-process steps
-                # follow the last look for a git moving HEAD (head_movers.py).
-                staged = self._stage(staged_index, paths, changes, snapshot)
                 sha = self._move_head(changes, message, author_date)
                 if sha is None:
                     return None
                 moved = True
-                if not staged:
-                    log.warning("committed %s; git's index is behind until reopened", sha[:10])
+                staged = self._stage(staged_index, paths, changes, snapshot, sha)
             index_current = staged  # (only now: the staged copy has replaced the index)
         finally:
             self.objects.discard()  # (objects staged for a commit that never moved HEAD)
@@ -255,9 +249,10 @@ class Committer:
         paths: list[str],
         changes: dict[str, str | None],
         snapshot: Snapshot | None,
+        sha: str,
     ) -> bool:
-        """Put the paths to commit into the locked copy of git's index; False if git failed
-        (the commit lands all the same; only the index, what `git status` compares, lags)."""
+        """Put the committed paths into the locked copy of git's index; False if git failed
+        (the commit has landed, only the index, what `git status` compares, lags)."""
         env = {"GIT_INDEX_FILE": str(staged_index)}
         # A new file a `git clean` removed since it was read is committed all the same (and
         # put back, changes.py): staged at its blob, not removed as the folder would say.
@@ -269,7 +264,7 @@ class Committer:
                 info = _index_info(changes)
                 self.repo.run("update-index", "-z", "--index-info", stdin=info, env=env)
         except VaultError as problem:
-            log.warning("could not stage %s in git's index: %s", ", ".join(paths), problem)
+            log.warning("committed %s; git's index is behind until reopened: %s", sha[:10], problem)
             return False
         return True
 
@@ -287,7 +282,7 @@ class Committer:
             self._write_trees(trees)
             root = root or self._empty_tree()
             sha = self._commit_object(root, parent, message, author_date)
-            self.objects.flush()  # (every object on disk before the branch names them)
+            self.objects.flush()  # (on disk before the branch names them, and before the look)
             # Asked again right before HEAD moves, and the branch itself moved (not HEAD):
             # a checkout, rebase or merge begun since the first ask never gets this commit.
             branch = self.guard.require_idle_branch()
@@ -303,15 +298,13 @@ class Committer:
 
     def _move_branch(self, branch: str, sha: str, parent: str, message: str) -> None:
         """`git update-ref -m message refs/heads/<branch> sha parent`, in-process where that
-        is exactly what git does (refs.py). The last look for a git moving HEAD comes as late
-        as it can: one that read HEAD before the move would lose this commit."""
-        last_look = functools.partial(no_moving_git, self.root)
+        is exactly what git does (refs.py); the last look for a git moving HEAD comes last."""
         if self.settings.refs_in_process():
             ident, when = self.settings.identity()[1], git_time(time.time())
-            git_dir = self.repo.git_dir
-            if refs.move_branch(git_dir, branch, sha, parent, ident, when, message, last_look):
+            git_dir, look = self.repo.git_dir, lambda: no_moving_git(self.root)
+            if refs.move_branch(git_dir, branch, sha, parent, ident, when, message, look):
                 return
-        last_look()
+        no_moving_git(self.root)
         ref = f"refs/heads/{branch}"
         self.repo.run("update-ref", "-m", message, ref, sha, parent, retry_moved_head=False)
 
