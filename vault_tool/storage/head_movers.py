@@ -8,9 +8,9 @@ before HEAD moves; it refuses (vault_busy, naming the command) if one runs on.
 
 The last look comes after the write's objects and the branch's new value are synced
 (commits.py, refs.py); a git begun after HEAD moved reads the new HEAD and git's index
-before the write's entries reach it, and refuses as beside any other git. What is left is git's own race: one that starts
-between that look and the rename that moves the branch (well under a millisecond) reads
-the old HEAD, as it would beside another `git commit`.
+before the write's entries reach it, and refuses as beside any other git. What is left
+is git's own race: one that starts between that look and the rename that moves the
+branch (well under a millisecond) reads the old HEAD, as beside another `git commit`.
 """
 
 from __future__ import annotations
