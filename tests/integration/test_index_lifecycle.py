@@ -172,3 +172,51 @@ def test_a_file_touched_without_a_change_is_read_as_indexed(vault, vault_path):
     path = vault_path / made["path"]
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
     assert vault.read(made["memory_id"])["version_id"] == made["version_id"]
+
+
+@pytest.mark.parametrize("made_by", ["a tool write", "a hand-made file"])
+def test_a_file_made_while_a_catch_up_lists_the_folder_is_indexed_once(vault_path, made_by):
+    """Catch-up compares the folder with what the index held when it started; a file made
+    in between (a write of the same process, a watcher's sync) is indexed by then, and the
+    catch-up must not add it a second time (a search then served the memory twice)."""
+    with Vault.open(vault_path) as vault:
+        store = vault._intake.store
+        listing, made = store.iter_memory_paths, []
+
+        def listed_after_a_file_is_made():
+            if not made:
+                made.append(True)
+                if made_by == "a tool write":
+                    vault.remember(create_args("Ana owns the blog engine"))
+                else:
+                    (vault_path / "blog.md").write_text("# Ana owns the blog engine\n")
+                    vault.sync_paths(["blog.md"])
+            return listing()
+
+        store.iter_memory_paths = listed_after_a_file_is_made
+        vault.catch_up()
+        store.iter_memory_paths = listing
+        hits = vault.search({"query": "blog engine"})["selected_hits"]
+        assert [h["title"] for h in hits] == ["Ana owns the blog engine"]
+        assert vault.count() == len(dict(listing()))
+
+
+def test_a_file_back_before_a_catch_up_removes_it_stays_indexed(vault_path):
+    """A file gone when catch-up lists the folder, and back (and taken in as it was) before
+    it takes the lock, is a file the index must keep."""
+    with Vault.open(vault_path) as vault:
+        made = vault.remember(create_args("Ana owns the blog engine"))
+        store, file = vault._intake.store, vault_path / made["path"]
+        listing, data = store.iter_memory_paths, file.read_bytes()
+
+        def listed_while_the_file_is_away():
+            file.unlink()
+            yield from listing()
+            file.write_bytes(data)
+            vault.sync_paths([made["path"]])
+
+        store.iter_memory_paths = listed_while_the_file_is_away
+        vault.catch_up()
+        store.iter_memory_paths = listing
+        hits = vault.search({"query": "blog engine"})["selected_hits"]
+        assert [h["memory_id"] for h in hits] == [made["memory_id"]]

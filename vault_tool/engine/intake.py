@@ -200,6 +200,12 @@ class Intake:
         problems = recorded.load(self.store.run_dir)
         bulk = len(paths) >= BULK_DOCUMENTS and (os.cpu_count() or 1) > 1
         with self.store.write_lock(), self.index.writer(bulk=bulk) as writer:
+            # Asked again under the lock: a file made since the caller looked (a write, a
+            # watcher's sync) is indexed by now and must not be added a second time, and a
+            # file removed then may be back.
+            unindexed = self.index.unindexed(unindexed)
+            back = [p for p in removed if os.path.lexists(self.root / p)]  # (indexed as it is)
+            removed, paths = [p for p in removed if p not in back], [*paths, *back]
             # Versions are read under the lock: a writer that was mid-way has committed.
             committed = self.store.head_blobs() if paths else {}
             versions = self._versions_of(set(paths), committed)
