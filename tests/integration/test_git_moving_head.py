@@ -20,6 +20,7 @@ from tests.helpers import create_args, eventually, git
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultBusy
 from vault_tool.storage import head_movers, refs
+from vault_tool.storage.changes import Placing
 from vault_tool.storage.commits import Committer
 from vault_tool.storage.objects import LooseObjects
 from vault_tool.storage.processes import CLEAN, HEAD_MOVERS, _runs, git_processes, subcommand
@@ -143,6 +144,56 @@ def test_a_write_refuses_while_a_git_moving_head_runs_on_and_writes_nothing(
     assert "retry once it has finished" in refused.value.hint
     assert git(vault_path, "rev-parse", "HEAD") == head
     assert git(vault_path, "status", "--porcelain") == ""
+
+
+def _update_and_delete(made: dict) -> list[dict]:
+    version = {"memory_id": made["memory_id"], "expected_version_id": made["version_id"]}
+    update = {**create_args(body="She handed it over."), "mode": "update", **version}
+    return [update, {"mode": "delete", **version}]
+
+
+@pytest.mark.parametrize("mode", ["update", "delete"])
+@pytest.mark.parametrize("git_then", ["has detached HEAD", "still runs"])
+def test_a_file_a_persons_git_removes_while_a_write_runs_makes_it_busy_not_a_conflict(
+    vault: Vault,
+    vault_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    mode: str,
+    git_then: str,
+):
+    # A checkout of an older commit begun after the write's first looks removes its file
+    # before the write compares it (seen in the torture). "Removed by someone else" sends
+    # an agent to read a memory that is only hidden; the answer is to retry.
+    made = vault.remember(create_args("Ana owns the billing service"))
+    call = _update_and_delete(made)[mode == "delete"]
+    compare = Placing._compare
+    with contextlib.ExitStack() as stack:
+
+        def git_removes_the_file_first(self, change, target, exists):
+            if git_then == "has detached HEAD":
+                git(vault_path, "checkout", "-q", "--detach", "HEAD~1")
+            else:
+                stack.enter_context(held_merge(vault_path, tmp_path))
+                target.unlink()
+            return compare(self, change, target, False)
+
+        monkeypatch.setattr(Placing, "_compare", git_removes_the_file_first)
+        with pytest.raises(VaultBusy) as refused:
+            vault.remember(call)
+    monkeypatch.undo()
+    said, fix = {
+        "has detached HEAD": ("HEAD is detached", "git switch main"),
+        "still runs": ("`git merge` changed the vault's files", "retry once it has finished"),
+    }[git_then]
+    assert said in refused.value.message and fix in refused.value.hint
+    if git_then == "has detached HEAD":
+        git(vault_path, "switch", "-q", "main")
+    else:
+        git(vault_path, "checkout", "-q", "--", made["path"])
+    assert git(vault_path, "rev-parse", "HEAD") == made["version_id"]
+    assert git(vault_path, "status", "--porcelain") == ""
+    assert vault.remember(call)["status"] in ("updated", "deleted")
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from vault_tool.checks import verify as health
 from vault_tool.engine.vault import Vault
 from vault_tool.ops import gc
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION
+from vault_tool.search.index import Index
 from vault_tool.storage.git import blob_sha
 from vault_tool.storage.store import Store
 
@@ -112,6 +113,18 @@ def delete_file(vault_path: Path, filled: list[dict]) -> str:
     return path
 
 
+def index_a_file_twice(vault_path: Path, filled: list[dict]) -> str:
+    path = filled[0]["path"]
+    index = Index(vault_path).open()
+    try:
+        held = index.read(lambda s: next(f for f in s.all_stored_fields() if f["path"] == path))
+        with index.writer() as writer:
+            writer.add_document(**held)
+    finally:
+        index.close()
+    return path
+
+
 def leave_git_lock(vault_path: Path, filled: list[dict]) -> str:
     (vault_path / ".git" / "index.lock").write_bytes(b"")
     return ".git/index.lock"
@@ -151,6 +164,7 @@ FAULTS: list[tuple[Callable[[Path, list[dict]], str], set[str], set[str]]] = [
     # (a broken file is reported once, as unparseable: committing it is not the fix)
     (break_yaml, {"unparseable"}, {"files"}),
     (delete_index, {"index_missing"}, {"index"}),
+    (index_a_file_twice, {"indexed_twice"}, {"index_drift"}),
     (leave_git_lock, {"stale_git_lock"}, {"git_locks"}),
     (leave_journal_entry, {"interrupted_write"}, {"journal"}),
 ]

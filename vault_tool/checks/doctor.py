@@ -288,6 +288,7 @@ DRIFT_KINDS = (
     "not_indexed",
     "indexed_but_missing",
     "stale_index",
+    "indexed_twice",
     "wrong_version",
 )
 

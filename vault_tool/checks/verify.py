@@ -14,6 +14,7 @@ index holds parsed when it was indexed). Every version is checked; no sampling.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ FIXES = {
     "not_indexed": "run `vault-tool reindex`, or let a running watcher take the file in",
     "indexed_but_missing": "run `vault-tool reindex` to drop the entry",
     "stale_index": "run `vault-tool reindex`, or let a running watcher take the file in",
+    "indexed_twice": "run `vault-tool reindex` (searches serve the file's memory twice)",
     "wrong_version": "run `vault-tool reindex` to read versions from git again",
     "unparseable": "fix the file at the line shown (`vault-tool doctor` says how); its last "
     "good version stays searchable meanwhile",
@@ -140,12 +142,15 @@ class Doc:
     key: str
 
 
-def _documents(index: Index) -> dict[str, Doc]:
+def _documents(index: Index) -> tuple[dict[str, Doc], list[str]]:
+    """The index's document of each file, and the files it holds more than one of."""
     stored = index.read(lambda searcher: list(searcher.all_stored_fields()))
-    return {
+    docs = {
         f["path"]: Doc(f["memory_id"], f["version_id"], f["blob"], f.get("key") or "")
         for f in stored
     }
+    paths = Counter(f["path"] for f in stored)
+    return docs, sorted(p for p, n in paths.items() if n > 1)
 
 
 def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
@@ -159,7 +164,7 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         head = {p: b for p, b in store.head_blobs().items() if is_memory_path(p)}
     except VaultError:
         head = {}  # no commit yet: doctor's git check says so
-    docs = _documents(checkup.index) if checkup.index is not None else {}
+    docs, twice = _documents(checkup.index) if checkup.index is not None else ({}, [])
     report.files, report.indexed, report.committed = len(on_disk), len(docs), len(head)
     if checkup.index is not None and checkup.index.damaged:
         report.index = "damaged"  # (found only by reading it: its segments all opened)
@@ -231,6 +236,8 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         )
     report.issues = _paired_moves(store, report.issues, arrived)
     if checkup.index is not None:
+        for path in twice:
+            report.issues.append(Issue("indexed_twice", path, "the index holds it twice"))
         for path in sorted(set(docs) - set(blobs)):
             report.issues.append(
                 Issue("indexed_but_missing", path, "in the index but missing on disk")

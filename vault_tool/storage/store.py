@@ -43,8 +43,9 @@ from vault_tool.storage.git import (
     clear_git_environment,
     open_repo,
 )
-from vault_tool.storage.head_movers import wait_out_moving_git
+from vault_tool.storage.head_movers import moving_git, wait_out_moving_git
 from vault_tool.storage.locks import WriteLock
+from vault_tool.storage.processes import git_command
 from vault_tool.storage.repair import Repairs
 from vault_tool.storage.repo_state import NestedFolders
 
@@ -303,11 +304,29 @@ class Store:
             if undo_failed is not None:
                 raise undo_failed from problem
             reported = failure(problem, placing)
+            if isinstance(reported, VersionConflict):
+                reported = self._git_in_the_way() or reported
             if reported is problem:
                 raise
             raise reported from problem
         placing.finish()
         return sha
+
+    def _git_in_the_way(self) -> VaultBusy | None:
+        """Why a write that found its file changed under it should be retried rather than
+        read again: the person's git (a checkout, a stash, a merge) changed the folder
+        while it ran and is still at it, or left HEAD where the vault commits nothing."""
+        if running := moving_git(self.root):
+            return VaultBusy(
+                f"`{git_command(running[0])}` changed the vault's files while this write ran; "
+                "nothing was changed",
+                hint="retry once it has finished",
+            )
+        try:
+            self.commits.require_committable()
+        except VaultBusy as busy:
+            return busy
+        return None
 
     def commit_paths(
         self, paths: list[str], message: str, *, snapshot: Snapshot | None = None
