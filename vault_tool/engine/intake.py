@@ -204,7 +204,7 @@ class Intake:
             # watcher's sync) is indexed by now and must not be added a second time, and a
             # file removed then may be back.
             unindexed = self.index.unindexed(unindexed)
-            back = [p for p in removed if os.path.lexists(self.root / p)]  # (indexed as it is)
+            back = [p for p in removed if self.store.lists(p)]  # (indexed as it is now)
             removed, paths = [p for p in removed if p not in back], [*paths, *back]
             # Versions are read under the lock: a writer that was mid-way has committed.
             committed = self.store.head_blobs() if paths else {}

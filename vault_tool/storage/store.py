@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from stat import S_ISREG
 
 from vault_tool.core import stages
 from vault_tool.core.changelog import subject
@@ -234,6 +235,14 @@ class Store:
             except (FileNotFoundError, NotADirectoryError):
                 continue
             yield rel, stat
+
+    def lists(self, relpath: str) -> bool:
+        """Whether iter_memory_paths would list this file now: a regular file, reached
+        without a symlink (a link in its place is refused, and dropped from the index)."""
+        try:
+            return is_memory_path(relpath) and S_ISREG(os.lstat(self.resolve(relpath)).st_mode)
+        except (InvalidInput, OSError):
+            return False
 
     def matches_head(self, relpath: str, data: bytes | None) -> bool:
         """Whether these bytes (None: no file) are what HEAD holds at relpath: the one test
