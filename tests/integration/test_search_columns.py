@@ -184,3 +184,23 @@ def test_a_new_generation_gets_new_columns(index: Index, monkeypatch) -> None:
     assert after == ranked(index, "amber basalt", None, monkeypatch)
     assert ranked(index, "amber basalt", False, monkeypatch) == after
     assert after != before
+
+
+def test_a_full_set_of_columns_gives_way_only_to_a_word_asked_for_more_often(
+    index: Index, monkeypatch
+) -> None:
+    """Room for two columns and three words asked in turn: making each anew would evict the
+    next one needed, so the third is scored without being kept until it is asked for more
+    often than the least recently used; rankings stay those of the postings throughout."""
+    size = index.read(lambda s: s.doc_count_all())
+    monkeypatch.setattr(impacts, "KEPT_DOUBLES", 2 * size)
+
+    def kept_words() -> set[str]:
+        kept = index.read(lambda s: dict(impacts._kept(s)))
+        return {word for (_, word), column in kept.items() if column is not None}
+
+    for word in ("amber", "basalt", "cobalt"):
+        assert ranked(index, word, True, monkeypatch) == ranked(index, word, None, monkeypatch)
+    assert kept_words() == {"amber", "basalt"}
+    assert ranked(index, "cobalt", True, monkeypatch) == ranked(index, "cobalt", None, monkeypatch)
+    assert kept_words() == {"basalt", "cobalt"}  # asked twice: amber, asked once, gives way

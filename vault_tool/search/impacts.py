@@ -36,8 +36,8 @@ COMMON_DIVISOR = 20
 # ... in a vault of at least this many documents: below, walking postings costs little.
 COLUMNS_FROM = 2000
 # The columns kept per generation hold at most this many doubles (16 MB; the order of a
-# column's matches as much again), the least recently used dropped first: 200 words at
-# 10k, 20 at 100k.
+# column's matches as much again): 200 words at 10k, 20 at 100k. The least recently used
+# is dropped for a word asked for more often in this generation (_column).
 KEPT_DOUBLES = 1 << 21
 # The scores of rarer words kept per generation: at most this many (docnum, score), ~10 MB.
 KEPT_POSTINGS = 100_000
@@ -233,7 +233,8 @@ def column_scores(
         total[docnum] = 0.0
     ranked = None
     # (with few documents allowed, the order would mostly hold others)
-    if len(words) == 1 and column is not None and (allow is None or len(allow) * 8 >= size):
+    one_kept = len(words) == 1 and _kept(searcher).get((field_name, words[0])) is not None
+    if one_kept and column is not None and (allow is None or len(allow) * 8 >= size):
         # Sorted when the word comes back in this generation (a sort costs more than a scan).
         asked = per_reader(searcher.reader(), "asked to rank", Counter)
         asked[field_name, words[0]] += 1
@@ -269,6 +270,8 @@ def _column(searcher: Any, field_name: str, word: str) -> array | None:
         return None
     kept = _kept(searcher)
     key = (field_name, word)
+    asks = per_reader(searcher.reader(), "column asks", Counter)
+    asks[key] += 1
     if key in kept:
         kept.move_to_end(key)
         return kept[key]
@@ -279,9 +282,28 @@ def _column(searcher: Any, field_name: str, word: str) -> array | None:
     column = array("d", bytes(8 * size))
     for docnum, score in scores.items():
         column[docnum] = score
-    kept[key] = column
+    victims = _to_drop(kept, size)
+    # Kept only in place of columns asked for less often: when the words asked for need
+    # more columns than are kept, making each one anew evicted the next one needed, and
+    # every query paid a column's making (asked again, slower than asked once).
+    if any(asks[victim] >= asks[key] for victim in victims):
+        return column
     ranked = per_reader(searcher.reader(), "ranked columns", dict)
-    while sum(size for c in kept.values() if c is not None) > KEPT_DOUBLES and len(kept) > 1:
-        dropped, _ = kept.popitem(last=False)
-        ranked.pop(dropped, None)  # (its order: as large again)
+    for victim in victims:
+        del kept[victim]
+        ranked.pop(victim, None)  # (its order: as large again)
+    kept[key] = column
     return column
+
+
+def _to_drop(kept: OrderedDict, size: int) -> list[tuple[str, str]]:
+    """The least recently used columns to drop to make room for one more of size."""
+    held = sum(size for c in kept.values() if c is not None)
+    victims = []
+    for key, column in kept.items():
+        if held + size <= KEPT_DOUBLES:
+            break
+        if column is not None:
+            victims.append(key)
+            held -= size
+    return victims
