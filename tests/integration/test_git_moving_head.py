@@ -146,10 +146,12 @@ def test_a_write_refuses_while_a_git_moving_head_runs_on_and_writes_nothing(
     assert git(vault_path, "status", "--porcelain") == ""
 
 
-def _update_and_delete(made: dict) -> list[dict]:
+def _call(mode: str, made: dict) -> dict:
+    """An update or a delete of the memory made, at its version."""
     version = {"memory_id": made["memory_id"], "expected_version_id": made["version_id"]}
-    update = {**create_args(body="She handed it over."), "mode": "update", **version}
-    return [update, {"mode": "delete", **version}]
+    if mode == "delete":
+        return {"mode": "delete", **version}
+    return {**create_args(body="She handed it over."), "mode": "update", **version}
 
 
 @pytest.mark.parametrize("mode", ["update", "delete"])
@@ -166,7 +168,7 @@ def test_a_file_a_persons_git_removes_while_a_write_runs_makes_it_busy_not_a_con
     # before the write compares it (seen in the torture). "Removed by someone else" sends
     # an agent to read a memory that is only hidden; the answer is to retry.
     made = vault.remember(create_args("Ana owns the billing service"))
-    call = _update_and_delete(made)[mode == "delete"]
+    call = _call(mode, made)
     compare = Placing._compare
     with contextlib.ExitStack() as stack:
 
