@@ -93,3 +93,39 @@ def test_only_a_clean_that_removes_files_is_waited_for(vault_path: Path, tmp_pat
         for process in runs.values():
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize("made_by", ["a tool write", "a hand edit"])
+def test_gits_index_has_a_new_file_by_the_time_head_has_it(
+    vault: Vault, vault_path: Path, monkeypatch: pytest.MonkeyPatch, made_by: str
+):
+    # While HEAD has a new file and git's index does not, a `git clean` removes it as
+    # untracked (seen in the torture: a person's note committed by the watcher was removed
+    # that way, and its deletion committed). The locked copy of the index has the file
+    # before the branch moves, and replaces the index right after.
+    staged_when_head_moved = []
+    move_branch = Committer._move_branch
+
+    def look_at_the_copy(self, *args):
+        listed = subprocess.run(
+            ["git", "ls-files"],
+            cwd=vault_path,
+            env={"PATH": "/usr/bin:/bin", "GIT_INDEX_FILE": str(vault_path / ".git/index.lock")},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        staged_when_head_moved.append(listed.stdout.split())
+        return move_branch(self, *args)
+
+    monkeypatch.setattr(Committer, "_move_branch", look_at_the_copy)
+    if made_by == "a tool write":
+        path = vault.remember(create_args("Staging needs the VPN"))["path"]
+    else:
+        path = "notes/vpn.md"
+        (vault_path / "notes").mkdir(exist_ok=True)
+        (vault_path / path).write_text("# Staging needs the VPN\n")
+        vault.sync_paths([path])
+    monkeypatch.undo()
+    assert git(vault_path, "log", "-1", "--format=%s", "--", path)
+    assert len(staged_when_head_moved) == 1 and path in staged_when_head_moved[0]

@@ -198,6 +198,33 @@ def test_a_file_a_persons_git_removes_while_a_write_runs_makes_it_busy_not_a_con
     assert vault.remember(call)["status"] in ("updated", "deleted")
 
 
+@pytest.mark.parametrize("mode", ["update", "delete"])
+def test_a_write_undone_leaves_the_file_a_persons_checkout_wrote_meanwhile(
+    vault: Vault, vault_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+):
+    # Seen in the torture: a checkout of an old commit checked the folder, then rewrote the
+    # memory file after the write had placed its own; the write could not commit (HEAD
+    # detached) and its undo put the old bytes back over the checkout's. The folder then
+    # differed from the commit checked out, so `git checkout main` refused for good.
+    made = vault.remember(create_args("Ana owns the billing service"))
+    made = vault.remember({**_call("update", made), "content_md": "# Ana owns billing\n\nYes.\n"})
+    put_in_place = Placing.put_in_place
+
+    def checkout_rewrites_the_file_after(self):
+        put_in_place(self)
+        git(vault_path, "checkout", "-q", "-f", "--detach", "HEAD~1")
+
+    monkeypatch.setattr(Placing, "put_in_place", checkout_rewrites_the_file_after)
+    with pytest.raises(VaultBusy, match="HEAD is detached"):
+        vault.remember(_call(mode, made))
+    monkeypatch.undo()
+    assert git(vault_path, "status", "--porcelain") == ""  # the folder is the old commit's
+    git(vault_path, "switch", "-q", "main")
+    assert git(vault_path, "rev-parse", "HEAD") == made["version_id"]
+    assert "Ana owns billing" in (vault_path / made["path"]).read_text()
+    assert vault.remember(_call(mode, made))["status"] in ("updated", "deleted")
+
+
 @pytest.mark.parametrize(
     ("argv", "command", "moves_head"),
     [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ from tests.helpers import create_args
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import NotFound, VaultBusy
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION
-from vault_tool.search.index import Index
+from vault_tool.search.index import Index, IndexDamaged
 
 
 def test_deleting_the_index_loses_nothing(vault_path):
@@ -199,6 +200,62 @@ def test_a_file_made_while_a_catch_up_lists_the_folder_is_indexed_once(vault_pat
         hits = vault.search({"query": "blog engine"})["selected_hits"]
         assert [h["title"] for h in hits] == ["Ana owns the blog engine"]
         assert vault.count() == len(dict(listing()))
+
+
+@pytest.mark.parametrize("kept_view", ["unreadable", "behind"])
+def test_a_catch_up_asks_the_writer_which_files_are_new_when_its_view_is_not_the_writers(
+    vault_path, kept_view
+):
+    """Which files lack a document is asked under the lock of what the writer writes to. The
+    kept searcher may not see that: a read of it failed on files a `git clean` removed, or
+    it still reads the index of before a rebuild; asked of it, every file looked new and
+    was added a second time (seen in the torture after `git clean -xfd`)."""
+    with Vault.open(vault_path) as vault:
+        index, intake = vault._intake.index, vault._intake
+        with index.searcher() as before:  # the kept searcher of before the file was indexed
+            pass
+        made = vault.remember(create_args("Ana owns the blog engine"))
+        if kept_view == "unreadable":
+
+            @contextlib.contextmanager
+            def kept():
+                raise IndexDamaged("damaged")
+                yield
+
+        else:
+
+            @contextlib.contextmanager
+            def kept():
+                yield before
+
+        index.searcher = kept
+        intake.index_paths([made["path"]], [], unindexed={made["path"]})
+        del index.searcher
+        hits = vault.search({"query": "blog engine"})["selected_hits"]
+        assert [h["title"] for h in hits] == ["Ana owns the blog engine"]
+
+
+@pytest.mark.parametrize("how", ["open of a removed index", "clear"])
+def test_the_index_folder_is_made_anew_only_under_the_creators_lock(vault_path, monkeypatch, how):
+    """Every way of making the folder anew holds one lock: a rebuild's clear and another
+    process's open of a removed index, at once, removed each other's folder (seen in the
+    torture after `git clean -xfd`: "File exists", and a rebuild that failed)."""
+    from vault_tool.storage.processes import flock_holder
+
+    index = Index(vault_path).open()
+    held = []
+    create = Index._create
+    monkeypatch.setattr(
+        Index, "_create", lambda self: held.append(flock_holder(self._create_lock)) or create(self)
+    )
+    if how == "clear":
+        index.clear()
+    else:
+        index.close()
+        shutil.rmtree(vault_path / ".vault")
+        index.open()
+    index.close()
+    assert held == [os.getpid()]
 
 
 def test_a_file_back_before_a_catch_up_removes_it_stays_indexed(vault_path):

@@ -203,7 +203,7 @@ class Intake:
             # Asked again under the lock: a file made since the caller looked (a write, a
             # watcher's sync) is indexed by now and must not be added a second time, and a
             # file removed then may be back.
-            unindexed = self.index.unindexed(unindexed)
+            unindexed = self.index.unindexed(writer, unindexed)
             back = [p for p in removed if self.store.lists(p)]  # (indexed as it is now)
             removed, paths = [p for p in removed if p not in back], [*paths, *back]
             # Versions are read under the lock: a writer that was mid-way has committed.

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from vault_tool.errors import VaultBusy, VaultError
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION, whoosh_schema
 from vault_tool.search.lookups import Lookups
-from vault_tool.search.readers import read_toc, remember_missing_columns, segment_state
+from vault_tool.search.readers import read_toc, remember_missing_columns, sees_what_writer_sees
 from vault_tool.search.recent import IDLE_SECONDS, PAUSE_SECONDS, Recent, Recorder, journals
 
 log = logging.getLogger(__name__)
@@ -71,19 +71,36 @@ class Index(Lookups):
     def open(self) -> Index:
         """Open the index, creating it (empty) when missing, broken or of an older schema."""
 
-        from filelock import FileLock
-
         remember_missing_columns()
         with self._guard:
             if self._open_existing():
                 return self
             # Several processes may find the index missing at once (a person deleted it):
             # one creates it, the others wait and open what it made.
-            self._create_lock.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(self._create_lock), timeout=60):
+            with self._creating():
                 if not self._open_existing():
                     self._create()
             return self
+
+    @contextlib.contextmanager
+    def _creating(self) -> Iterator[None]:
+        """The lock every process holds while it makes the index folder anew (open, clear):
+        two at once removed each other's folder under them ("File exists")."""
+        from filelock import FileLock
+
+        lock = FileLock(str(self._create_lock), timeout=60)
+        for attempt in range(3):  # (`git clean -xfd` may remove .vault/run in between)
+            self._create_lock.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                lock.acquire()
+                break
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _open_existing(self) -> bool:
         """Open the index if it is there and current; False if it must be (re)built."""
@@ -116,7 +133,7 @@ class Index(Lookups):
 
         if self.dir.exists():
             shutil.rmtree(self.dir)
-        self.dir.mkdir(parents=True)
+        self.dir.mkdir(parents=True, exist_ok=True)
         self._ix = storage(self.dir).create_index(whoosh_schema())
         self.damaged = None
         # Written last: an index without it is unfinished and is rebuilt.
@@ -131,7 +148,8 @@ class Index(Lookups):
             self._close_searcher()
             if self._ix is not None:
                 self._ix.close()
-            self._create()
+            with self._creating():
+                self._create()
 
     def start_over_if_damaged(self) -> bool:
         """Empty the index if it is still damaged or gone (another process may have rebuilt
@@ -333,6 +351,27 @@ class Index(Lookups):
             self._searcher.close()
             self._searcher = None
 
+    def unindexed(self, writer: Any, paths: set[str]) -> set[str]:
+        """The paths no document is of in what writer writes to (a term lookup each).
+
+        Asked of the kept searcher when it sees writer's segments, else of writer's own
+        reader: the kept one may be behind a rebuild another process made, or leave out
+        what it could not read, and a file it does not find would be added a second time.
+        """
+        from vault_tool.search.disk import DroppedWriter
+
+        def absent(searcher: Any) -> set[str]:
+            if searcher.doc_count() == 0:
+                return set(paths)
+            return {p for p in paths if searcher.document_number(path=p) is None}
+
+        if not paths or isinstance(writer, DroppedWriter):  # (which writes nothing)
+            return set()
+        with contextlib.suppress(IndexDamaged), self.searcher() as searcher:
+            if self.damaged is None and sees_what_writer_sees(searcher, writer):
+                return absent(searcher)
+        return absent(writer.searcher())
+
     def forget(self, writer: Any, paths: list[str]) -> None:
         """Delete the documents of these files in writer, found through the kept searcher.
 
@@ -342,8 +381,7 @@ class Index(Lookups):
         caller holds the vault's write lock, so nothing commits in between).
         """
         with self.searcher() as searcher:
-            ours = [segment_state(leaf.segment()) for leaf, _ in searcher.reader().leaf_readers()]
-            if ours != [segment_state(s) for s in getattr(writer, "segments", [None])]:
+            if not sees_what_writer_sees(searcher, writer):
                 for path in paths:
                     writer.delete_by_term("path", path)
                 return

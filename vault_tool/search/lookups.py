@@ -57,16 +57,6 @@ class Lookups:
         found = self.find("path", path)
         return found[0] if found else None
 
-    def unindexed(self, paths: set[str]) -> set[str]:
-        """The paths no document is of (a term lookup each; no stored fields read)."""
-
-        def absent(searcher: Any) -> set[str]:
-            if searcher.doc_count() == 0:
-                return set(paths)
-            return {p for p in paths if searcher.document_number(path=p) is None}
-
-        return self.read(absent) if paths else set()
-
     def expired_by(self, moment: int) -> list[Indexed]:
         """Every memory whose expires_at (epoch seconds) is at or before moment."""
         from whoosh import query as q

@@ -180,3 +180,10 @@ def rebound(leaf: Any, segment: Any) -> Any:
 
 def _said(problem: BaseException) -> str:
     return f"{type(problem).__name__}: {problem}"[:200]
+
+
+def sees_what_writer_sees(searcher: Any, writer: Any) -> bool:
+    """Whether searcher reads the segments writer writes to, with the same deletions (then
+    its document numbers are the writer's)."""
+    ours = [segment_state(leaf.segment()) for leaf, _ in searcher.reader().leaf_readers()]
+    return ours == [segment_state(s) for s in getattr(writer, "segments", [None])]

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Final
 
 from vault_tool.core import redact, stages
@@ -204,12 +205,12 @@ class Placing:
         failed: OSError | None = None
         for staged in reversed(self.staged):
             try:
-                if staged.kept is not None and staged.placed:
-                    durable.replace(staged.kept, staged.target)
+                if staged.placed:
+                    data = staged.change.data
+                    ours = _holds(staged.target, data)
+                    put_back(staged.target, staged.kept, ours=ours, deleted=data is None)
                 elif staged.kept is not None:
                     durable.remove(staged.kept)
-                elif staged.placed:
-                    durable.remove(staged.target)
                 staged.kept = None
                 if staged.placed:
                     durable.fsync_folder(staged.target.parent)
@@ -348,15 +349,41 @@ def finish_undo(root: Path, record: dict, read_bytes: Callable[[str], bytes | No
         data = read_bytes(entry["path"])
         ours = (blob_sha(data) if data is not None else None) == entry["blob"]
         kept = root / entry["keep"] if entry.get("keep") else None
-        if kept is not None and os.path.lexists(kept):
-            if ours:
-                durable.replace(kept, target)
-            else:
-                durable.remove(kept)
-        elif ours and data is not None:
-            durable.remove(target)
+        kept = kept if kept is not None and os.path.lexists(kept) else None
+        put_back(target, kept, ours=ours, deleted=entry["blob"] is None)
         durable.remove(root / entry["tmp"])
         log.warning("finished undoing a failed write of %s", entry["path"])
+
+
+def put_back(target: Path, kept: Path | None, *, ours: bool, deleted: bool) -> None:
+    """Undo one placed change: the old file (kept) back at target, or the made file removed,
+    but only while target still holds what the write placed (ours). Anything else is
+    another program's since (the person's checkout or stash, an editor's save) and is left
+    as it is: the old bytes put over it would lose that save, or leave the folder changed
+    against the commit that git just checked out, which then blocks its next checkout.
+    (A save landing between the look at target and the rename is lost: microseconds.)"""
+    if not ours:
+        if kept is not None:
+            durable.remove(kept)
+    elif kept is None:
+        if not deleted:
+            durable.remove(target)
+    elif deleted:
+        with contextlib.suppress(FileExistsError):  # made since: it stays, the old one goes
+            durable.create_exclusively(kept, target)
+        durable.remove(kept)
+    else:
+        durable.replace(kept, target)
+
+
+def _holds(target: Path, data: bytes | None) -> bool:
+    """Whether target is exactly this (None: no file); what is not a regular file never is."""
+    try:
+        if not S_ISREG(os.lstat(target).st_mode):
+            return False
+        return target.read_bytes() == data
+    except (FileNotFoundError, NotADirectoryError):
+        return data is None
 
 
 def is_undo_journal(path: Path) -> bool:
