@@ -258,6 +258,38 @@ def test_the_index_folder_is_made_anew_only_under_the_creators_lock(vault_path, 
     assert held == [os.getpid()]
 
 
+def test_a_searcher_of_an_index_made_anew_is_not_taken_for_current_by_its_generation(
+    tmp_path,
+):
+    """Generations count again from 0 in an index folder made anew (a `git clean -xfd`,
+    a rebuild in another process). A process whose searcher read the old folder at the
+    generation the new one reaches took it for current: it served the old documents, and
+    a flush of its journal hid documents in the old segments, so the new ones stayed
+    beside their updates (seen in the torture after `git clean -xfd`: files indexed twice)."""
+    from vault_tool.engine.hand_edits import parse_memory
+    from vault_tool.search.documents import document_for
+
+    def indexed(index: Index, title: str) -> None:
+        memory = parse_memory(f"# {title}\n\nSaid once.\n".encode(), "notes/a.md")
+        document = document_for(memory, "notes/a.md", version_id="v", blob="b", mtime_ns=1, size=1)
+        with index.writer() as writer:
+            writer.update_document(**document)
+
+    here = Index(tmp_path).open()
+    indexed(here, "Ana owns the blog engine")
+    with here.searcher() as searcher:
+        generation = searcher.reader().generation()
+    shutil.rmtree(tmp_path / ".vault" / "index")
+    elsewhere = Index(tmp_path).open()  # made anew, at generation 0
+    while elsewhere._ix.latest_generation() < generation:
+        indexed(elsewhere, "Bo owns the payroll service")
+    assert elsewhere._ix.latest_generation() == generation
+    titles = here.read(lambda s: [fields["title"] for fields in s.all_stored_fields()])
+    assert titles == ["Bo owns the payroll service"]
+    here.close()
+    elsewhere.close()
+
+
 def test_a_file_back_before_a_catch_up_removes_it_stays_indexed(vault_path):
     """A file gone when catch-up lists the folder, and back (and taken in as it was) before
     it takes the lock, is a file the index must keep."""

@@ -13,12 +13,13 @@ index is rebuilt from the files.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +122,35 @@ def index_state(root: Path) -> tuple[str, int | None]:
         except DAMAGE:
             return "damaged", version
     return "ok", version
+
+
+@contextlib.contextmanager
+def creating(lock_path: Path) -> Iterator[None]:
+    """The lock every process holds while it makes the index folder anew (an open of a
+    missing index, a clear for a rebuild): two at once removed each other's folder."""
+    from filelock import FileLock
+
+    lock = FileLock(str(lock_path), timeout=60)
+    for attempt in range(3):  # (`git clean -xfd` may remove .vault/run in between)
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            lock.acquire()
+            break
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def made(folder: Path) -> tuple[int, int] | None:
+    """Which making of the index folder this is (its meta file's inode and change time):
+    generations count again from 0 in a folder made anew (after a `git clean`, by another
+    process), so a searcher of the one before can look current by its generation alone."""
+    try:
+        meta = os.stat(folder / META_FILE)
+    except OSError:
+        return None
+    return meta.st_ino, meta.st_ctime_ns

@@ -59,6 +59,7 @@ class Index(Lookups):
         self._create_lock = root / ".vault" / "run" / "index-create.lock"
         self._ix: Any = None
         self._searcher: Any = None  # of the segments on disk
+        self._searcher_made: tuple[int, int] | None = None  # of which making (_made)
         self._recent = Recent(self.dir)
         self._guard = threading.RLock()
         self.rebuilt = False
@@ -71,36 +72,18 @@ class Index(Lookups):
     def open(self) -> Index:
         """Open the index, creating it (empty) when missing, broken or of an older schema."""
 
+        from vault_tool.search import disk
+
         remember_missing_columns()
         with self._guard:
             if self._open_existing():
                 return self
             # Several processes may find the index missing at once (a person deleted it):
             # one creates it, the others wait and open what it made.
-            with self._creating():
+            with disk.creating(self._create_lock):
                 if not self._open_existing():
                     self._create()
             return self
-
-    @contextlib.contextmanager
-    def _creating(self) -> Iterator[None]:
-        """The lock every process holds while it makes the index folder anew (open, clear):
-        two at once removed each other's folder under them ("File exists")."""
-        from filelock import FileLock
-
-        lock = FileLock(str(self._create_lock), timeout=60)
-        for attempt in range(3):  # (`git clean -xfd` may remove .vault/run in between)
-            self._create_lock.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                lock.acquire()
-                break
-            except FileNotFoundError:
-                if attempt == 2:
-                    raise
-        try:
-            yield
-        finally:
-            lock.release()
 
     def _open_existing(self) -> bool:
         """Open the index if it is there and current; False if it must be (re)built."""
@@ -144,11 +127,13 @@ class Index(Lookups):
 
     def clear(self) -> None:
         """Drop every document (for a full reindex)."""
+        from vault_tool.search import disk
+
         with self._guard:
             self._close_searcher()
             if self._ix is not None:
                 self._ix.close()
-            with self._creating():
+            with disk.creating(self._create_lock):
                 self._create()
 
     def start_over_if_damaged(self) -> bool:
@@ -302,16 +287,22 @@ class Index(Lookups):
     @contextlib.contextmanager
     def searcher(self) -> Iterator[Any]:
         """A searcher that sees the latest commit (leaving out what cannot be read)."""
-        from vault_tool.search.disk import DAMAGE
+        from vault_tool.search import disk
         from vault_tool.search.readers import reopen
 
         with self._guard:
-            if self._searcher is None or not self._searcher.up_to_date():
+            made = disk.made(self.dir)
+            if (
+                self._searcher is None
+                or (made is not None and made != self._searcher_made)
+                or not self._searcher.up_to_date()
+            ):
                 # (Damage found while opening leaves out only what it found.)
                 self._searcher = reopen(self._ix, self._searcher, self._noted)
+                self._searcher_made = made
             try:
                 yield self._recent.view(self._searcher, self._ix)
-            except DAMAGE as problem:
+            except disk.DAMAGE as problem:
                 self._damaged(f"a read of it failed ({problem})")
                 raise IndexDamaged(
                     "the search index is damaged; it is being rebuilt from the files",
