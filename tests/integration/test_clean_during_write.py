@@ -5,7 +5,9 @@ commit holds, and the watcher must find nothing to take in (no "Delete (hand edi
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -95,37 +97,66 @@ def test_only_a_clean_that_removes_files_is_waited_for(vault_path: Path, tmp_pat
             process.wait()
 
 
-@pytest.mark.parametrize("made_by", ["a tool write", "a hand edit"])
-def test_gits_index_has_a_new_file_by_the_time_head_has_it(
-    vault: Vault, vault_path: Path, monkeypatch: pytest.MonkeyPatch, made_by: str
+# Stands for a `git clean` that read git's index before the watcher's commit of a person's
+# new note put it there: it removes the note once HEAD has it, then runs on until released.
+CLEAN_AFTER_THE_COMMIT = """#!/bin/sh
+until "$GIT" cat-file -e "HEAD:$NOTE" 2>/dev/null; do sleep 0.01; done
+rm -f "$NOTE"
+until [ -e "$RELEASE" ]; do sleep 0.01; done
+"""
+
+
+def test_a_persons_new_note_a_git_clean_removes_as_it_is_committed_is_put_back(
+    vault: Vault, vault_path: Path, tmp_path: Path
 ):
-    # While HEAD has a new file and git's index does not, a `git clean` removes it as
-    # untracked (seen in the torture: a person's note committed by the watcher was removed
-    # that way, and its deletion committed). The locked copy of the index has the file
-    # before the branch moves, and replaces the index right after.
-    staged_when_head_moved = []
-    move_branch = Committer._move_branch
-
-    def look_at_the_copy(self, *args):
-        listed = subprocess.run(
-            ["git", "ls-files"],
-            cwd=vault_path,
-            env={"PATH": "/usr/bin:/bin", "GIT_INDEX_FILE": str(vault_path / ".git/index.lock")},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        staged_when_head_moved.append(listed.stdout.split())
-        return move_branch(self, *args)
-
-    monkeypatch.setattr(Committer, "_move_branch", look_at_the_copy)
-    if made_by == "a tool write":
-        path = vault.remember(create_args("Staging needs the VPN"))["path"]
-    else:
-        path = "notes/vpn.md"
+    # Seen in the torture: the note was committed, removed by such a clean, and its
+    # removal committed as a hand edit ("Delete note"): the person's note left the folder.
+    stand_in = tmp_path / "bin" / "git"
+    stand_in.parent.mkdir()
+    stand_in.write_text(CLEAN_AFTER_THE_COMMIT)
+    stand_in.chmod(0o755)
+    note, release = "notes/vpn.md", tmp_path / "release"
+    env = {"PATH": "/usr/bin:/bin", "GIT": shutil.which("git") or "git", "NOTE": note}
+    clean = subprocess.Popen(
+        [str(stand_in), "clean", "-xfd"], cwd=vault_path, env={**env, "RELEASE": str(release)}
+    )
+    try:
+        eventually(lambda: git_processes(vault_path.resolve(), CLEAN) == [clean.pid])
         (vault_path / "notes").mkdir(exist_ok=True)
-        (vault_path / path).write_text("# Staging needs the VPN\n")
-        vault.sync_paths([path])
-    monkeypatch.undo()
-    assert git(vault_path, "log", "-1", "--format=%s", "--", path)
-    assert len(staged_when_head_moved) == 1 and path in staged_when_head_moved[0]
+        (vault_path / note).write_text("# Staging needs the VPN\n")
+        syncing = threading.Thread(target=vault.sync_paths, args=([note],))
+        syncing.start()
+        eventually(lambda: not (vault_path / note).exists())  # removed after its commit
+        release.touch()
+        syncing.join(timeout=60)
+    finally:
+        release.touch()
+        clean.kill()
+        clean.wait()
+    assert (vault_path / note).read_text() == "# Staging needs the VPN\n"
+    assert git(vault_path, "status", "--porcelain", "--", note) == ""
+    assert vault.uncommitted() == []
+    assert git(vault_path, "log", "--format=%s", "--", note).splitlines() == [
+        "Hand edit: Staging needs the VPN"
+    ]
+
+
+def test_a_note_removed_by_its_person_right_after_its_commit_stays_removed(
+    vault: Vault, vault_path: Path
+):
+    # With no `git clean` running, a new note gone after its commit was removed by the
+    # person: it is not put back.
+    (vault_path / "notes").mkdir(exist_ok=True)
+    note = vault_path / "notes" / "vpn.md"
+    note.write_text("# Staging needs the VPN\n")
+    commit = Committer.commit
+
+    def removed_right_after(self, *args, **kwargs):
+        sha = commit(self, *args, **kwargs)
+        note.unlink()
+        return sha
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Committer, "commit", removed_right_after)
+        vault.sync_paths(["notes/vpn.md"])
+    assert not note.exists()

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import create_args, eventually, git
+from vault_tool.engine import preconditions
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultBusy
 from vault_tool.storage import head_movers, refs
@@ -196,6 +197,29 @@ def test_a_file_a_persons_git_removes_while_a_write_runs_makes_it_busy_not_a_con
     assert git(vault_path, "rev-parse", "HEAD") == made["version_id"]
     assert git(vault_path, "status", "--porcelain") == ""
     assert vault.remember(call)["status"] in ("updated", "deleted")
+
+
+@pytest.mark.parametrize("mode", ["update", "delete"])
+def test_a_checkout_begun_while_a_write_checks_its_version_makes_it_busy_not_a_conflict(
+    vault: Vault, vault_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+):
+    # Seen in the torture: a checkout of an older commit, begun after the write asked git's
+    # state and before it compared versions, made the agent's current version look
+    # outdated ("changed since ..."); the agent would merge into the older version.
+    made = vault.remember(create_args("Ana owns the billing service"))
+    made = vault.remember({**_call("update", made), "content_md": "# Ana owns billing\n\nYes.\n"})
+    writable_bytes = preconditions.writable_bytes
+
+    def checkout_first(store, doc):
+        git(vault_path, "checkout", "-q", "--detach", "HEAD~1")
+        return writable_bytes(store, doc)
+
+    monkeypatch.setattr(preconditions, "writable_bytes", checkout_first)
+    with pytest.raises(VaultBusy, match="HEAD is detached"):
+        vault.remember(_call(mode, made))
+    monkeypatch.undo()
+    git(vault_path, "switch", "-q", "main")
+    assert vault.remember(_call(mode, made))["status"] in ("updated", "deleted")
 
 
 @pytest.mark.parametrize("mode", ["update", "delete"])

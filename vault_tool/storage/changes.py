@@ -154,49 +154,22 @@ class Placing:
         fails nothing: the write is done, and the journal (kept if anything is left) has
         the next open remove what stayed."""
         try:
-            self._wait_out_cleans()
-            self._put_back_removed()
+            # A new file is untracked to git until its commit has put it in git's index: a
+            # `git clean` then removes it. The write is to be acknowledged: it is put back.
+            made = [
+                (staged.change.path, staged.target, staged.change.data)
+                for staged in self.staged
+                if staged.kept is None and staged.placed and staged.change.data is not None
+            ]
+            if made:
+                wait_out_cleans(self.root)
+                put_back_removed(made)
             for staged in self.staged:
                 if staged.kept is not None:
                     durable.remove(staged.kept)
             durable.remove(self.journal)
         except OSError as problem:
             log.warning("committed, but could not remove its temp files: %s", problem)
-
-    def _wait_out_cleans(self) -> None:
-        """`git clean` reads git's index once, then walks the folder: one that read it before
-        this commit put a new file there takes the file for untracked and may remove it
-        after this write answers, and the watcher would then commit the removal. So a
-        write that made files waits for such a clean to end before it puts back what was
-        removed; a clean begun after the commit sees the file tracked and leaves it."""
-        if not any(s.kept is None and s.change.data is not None for s in self.staged):
-            return
-        deadline = time.monotonic() + CLEAN_WAIT_SECONDS
-        cleans = set(git_processes(self.root, CLEAN)) - {0}  # (0: no /proc to ask)
-        while cleans and time.monotonic() < deadline:
-            time.sleep(CLEAN_POLL_SECONDS)
-            cleans &= set(git_processes(self.root, CLEAN))
-        if cleans:
-            log.warning("a `git clean` still runs after %ss: not waited for", CLEAN_WAIT_SECONDS)
-
-    def _put_back_removed(self) -> None:
-        """A new file is untracked to git until its commit has put it in git's index: a
-        `git clean` in that moment removes it. The commit holds it and the write is to be
-        acknowledged, so it is put back (never over a file made since)."""
-        for staged, tmp in zip(self.staged, self.tmps, strict=False):
-            data = staged.change.data
-            new = staged.kept is None  # (a file git tracked is never untracked to it)
-            if data is None or not new or not staged.placed or os.path.lexists(staged.target):
-                continue
-            staged.target.parent.mkdir(parents=True, exist_ok=True)
-            durable.write_durably(tmp, data)
-            with contextlib.suppress(FileExistsError):
-                durable.create_exclusively(tmp, staged.target)
-            durable.remove(tmp)
-            log.warning(
-                "put back %s: removed (a `git clean`?) before git's index had it",
-                staged.change.path,
-            )
 
     def undo(self, cause: BaseException) -> VaultError | None:
         """Put every file back as it was after cause stopped the write; an error to raise
@@ -338,6 +311,37 @@ def _field_of_secret(text: str) -> str:
             if redact.find_secret_kinds(line):
                 return key
     return "content_md"
+
+
+def wait_out_cleans(root: Path) -> bool:
+    """Wait for every `git clean` working in the vault to end; whether one ran. A clean
+    reads git's index once, then walks the folder: one that read it before a commit put a
+    new file there takes the file for untracked and may remove it after the commit, and the
+    watcher would then commit the removal. A clean begun after the commit leaves it."""
+    cleans = set(git_processes(root, CLEAN)) - {0}  # (0: no /proc to ask)
+    ran = bool(cleans)
+    deadline = time.monotonic() + CLEAN_WAIT_SECONDS
+    while cleans and time.monotonic() < deadline:
+        time.sleep(CLEAN_POLL_SECONDS)
+        cleans &= set(git_processes(root, CLEAN))
+    if cleans:
+        log.warning("a `git clean` still runs after %ss: not waited for", CLEAN_WAIT_SECONDS)
+    return ran
+
+
+def put_back_removed(made: list[tuple[str, Path, bytes]]) -> None:
+    """Put back each new file just committed (path, target, bytes) that is gone, never over
+    a file made since."""
+    for path, target, data in made:
+        if os.path.lexists(target):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = durable.temp_path(target)
+        durable.write_durably(tmp, data)
+        with contextlib.suppress(FileExistsError):
+            durable.create_exclusively(tmp, target)
+        durable.remove(tmp)
+        log.warning("put back %s: removed (a `git clean`?) before git's index had it", path)
 
 
 def finish_undo(root: Path, record: dict, read_bytes: Callable[[str], bytes | None]) -> None:

@@ -25,7 +25,7 @@ from vault_tool.core import stages
 from vault_tool.errors import InvalidInput, VaultError
 from vault_tool.storage import refs
 from vault_tool.storage.git import STALE_LOCK_SECONDS, Git
-from vault_tool.storage.git_settings import GitSettings, git_time
+from vault_tool.storage.git_settings import GitSettings
 from vault_tool.storage.head_movers import HeadMoving, no_moving_git, wait_out_moving_git, waiting
 from vault_tool.storage.index_lock import index_locked, note_pending
 from vault_tool.storage.objects import LooseObjects
@@ -201,15 +201,11 @@ class Committer:
                 # after HEAD moved, whoever next takes the index lock (the next write, or
                 # the next open) resets them to HEAD first (_index_locked).
                 note = self._note_pending(paths)
-                # Staged first, so the index has a new file as soon as HEAD does: until then
-                # a `git clean` takes it for untracked (a `git update-index` long, before).
-                staged = self._stage(staged_index, paths, changes, snapshot)
                 sha = self._move_head(changes, message, author_date)
                 if sha is None:
                     return None
                 moved = True
-                if not staged:
-                    log.warning("committed %s; git's index is behind until reopened", sha[:10])
+                staged = self._stage(staged_index, paths, changes, snapshot, sha)
             index_current = staged  # (only now: the staged copy has replaced the index)
         finally:
             self.objects.discard()  # (objects staged for a commit that never moved HEAD)
@@ -253,9 +249,10 @@ class Committer:
         paths: list[str],
         changes: dict[str, str | None],
         snapshot: Snapshot | None,
+        sha: str,
     ) -> bool:
-        """Put the paths to commit into the locked copy of git's index; False if git failed
-        (the commit goes ahead; only the index, what `git status` compares, lags)."""
+        """Put the committed paths into the locked copy of git's index; False if git failed
+        (the commit has landed, only the index, what `git status` compares, lags)."""
         env = {"GIT_INDEX_FILE": str(staged_index)}
         # A new file a `git clean` removed since it was read is committed all the same (and
         # put back, changes.py): staged at its blob, not removed as the folder would say.
@@ -267,7 +264,7 @@ class Committer:
                 info = _index_info(changes)
                 self.repo.run("update-index", "-z", "--index-info", stdin=info, env=env)
         except VaultError as problem:
-            log.warning("could not stage %s in git's index: %s", ", ".join(paths), problem)
+            log.warning("committed %s; git's index is behind until reopened: %s", sha[:10], problem)
             return False
         return True
 
@@ -378,6 +375,14 @@ def _message_bytes(message: str) -> bytes:
     arguments: an import's trailers (one per memory) outgrow the 128 KiB one may hold."""
     subject, _, rest = message.partition("\n\n")
     return (f"{subject}\n\n{rest.strip()}\n" if rest.strip() else f"{subject}\n").encode()
+
+
+def git_time(now: float) -> bytes:
+    """A time as git writes it in a commit: seconds, and the local offset from UTC (+HHMM)."""
+    seconds = int(now)
+    offset = time.localtime(seconds).tm_gmtoff // 60
+    sign = "+" if offset >= 0 else "-"
+    return f"{seconds} {sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}".encode()
 
 
 def _bytes_or_none(path: Path) -> bytes | None:

@@ -31,7 +31,9 @@ from vault_tool.storage.changes import (
     Change,
     Placing,
     failure,
+    put_back_removed,
     refuse_secrets,
+    wait_out_cleans,
 )
 from vault_tool.storage.commits import Committer, Snapshot
 from vault_tool.storage.durable import write_new
@@ -189,6 +191,13 @@ class Store:
                 if self._lock.first_taken:  # (not in the middle of the holder's work)
                     self.repairs.run()  # before anyone reads a crashed or failed write's bytes
                 yield
+            except VersionConflict as conflict:
+                # Found while the person's git changed the files (a checkout of an older
+                # commit): the memory is only hidden, and the answer is to retry, not re-read.
+                busy = self._git_in_the_way()
+                if busy is None:
+                    raise
+                raise busy from conflict
             finally:
                 self._lock.release()
         finally:
@@ -312,9 +321,7 @@ class Store:
                     self.git("reset", "--quiet", "--", *[c.path for c in changes])
             if undo_failed is not None:
                 raise undo_failed from problem
-            reported = failure(problem, placing)
-            if isinstance(reported, VersionConflict):
-                reported = self._git_in_the_way() or reported
+            reported = failure(problem, placing)  # (a conflict: see write_lock)
             if reported is problem:
                 raise
             raise reported from problem
@@ -322,9 +329,9 @@ class Store:
         return sha
 
     def _git_in_the_way(self) -> VaultBusy | None:
-        """Why a write that found its file changed under it should be retried rather than
-        read again: the person's git (a checkout, a stash, a merge) changed the folder
-        while it ran and is still at it, or left HEAD where the vault commits nothing."""
+        """Why a write refused as a version conflict should be retried rather than read
+        again: the person's git (a checkout, a stash, a merge) changed the folder while it
+        ran and is still at it, or left HEAD where the vault commits nothing."""
         if running := moving_git(self.root):
             return VaultBusy(
                 f"`{git_command(running[0])}` changed the vault's files while this write ran; "
@@ -355,4 +362,15 @@ class Store:
             self.git("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *gone)
         if not changed:
             return None
-        return self.commits.commit(changed, message, snapshot=snapshot)
+        new = [
+            (p, self.root / p, data)
+            for p in changed
+            if (data := files.get(p)) is not None and self.head_blob(p) is None
+        ]
+        sha = self.commits.commit(changed, message, snapshot=snapshot)
+        # A person's new note a `git clean` removed as the commit put it in git's index
+        # (changes.py wait_out_cleans): put back as committed, or the watcher commits the
+        # removal. Only when a clean ran: otherwise the person removed it, and that stands.
+        if sha and new and wait_out_cleans(self.root):
+            put_back_removed(new)
+        return sha
