@@ -29,6 +29,15 @@ new | xargs rm -f
 """
 
 
+def _stand_in(tmp_path: Path, script: str) -> Path:
+    """A shell script named git, to run as a person's `git clean` would run."""
+    stand_in = tmp_path / "bin" / "git"
+    stand_in.parent.mkdir()
+    stand_in.write_text(script)
+    stand_in.chmod(0o755)
+    return stand_in
+
+
 def test_a_new_file_git_clean_removed_before_the_index_had_it_is_put_back(
     vault: Vault, vault_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
@@ -54,10 +63,7 @@ def test_a_new_file_git_clean_removed_before_the_index_had_it_is_put_back(
 def test_a_git_clean_that_read_the_index_before_the_commit_is_waited_out(
     vault: Vault, vault_path: Path, tmp_path: Path
 ):
-    stand_in = tmp_path / "bin" / "git"
-    stand_in.parent.mkdir()
-    stand_in.write_text(SLOW_CLEAN)
-    stand_in.chmod(0o755)
+    stand_in = _stand_in(tmp_path, SLOW_CLEAN)
     marker = tmp_path / "started"
     marker.touch()
     env = {"PATH": "/usr/bin:/bin", "MARKER": str(marker)}
@@ -111,10 +117,7 @@ def test_a_persons_new_note_a_git_clean_removes_as_it_is_committed_is_put_back(
 ):
     # Seen in the torture: the note was committed, removed by such a clean, and its
     # removal committed as a hand edit ("Delete note"): the person's note left the folder.
-    stand_in = tmp_path / "bin" / "git"
-    stand_in.parent.mkdir()
-    stand_in.write_text(CLEAN_AFTER_THE_COMMIT)
-    stand_in.chmod(0o755)
+    stand_in = _stand_in(tmp_path, CLEAN_AFTER_THE_COMMIT)
     note, release = "notes/vpn.md", tmp_path / "release"
     env = {"PATH": "/usr/bin:/bin", "GIT": shutil.which("git") or "git", "NOTE": note}
     clean = subprocess.Popen(

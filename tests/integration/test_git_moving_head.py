@@ -199,6 +199,12 @@ def test_a_file_a_persons_git_removes_while_a_write_runs_makes_it_busy_not_a_con
     assert vault.remember(call)["status"] in ("updated", "deleted")
 
 
+def _made_and_updated(vault: Vault) -> dict:
+    """A memory made and updated once: HEAD~1 holds its first version."""
+    made = vault.remember(create_args("Ana owns the billing service"))
+    return vault.remember({**_call("update", made), "content_md": "# Ana owns billing\n\nYes.\n"})
+
+
 @pytest.mark.parametrize("mode", ["update", "delete"])
 def test_a_checkout_begun_while_a_write_checks_its_version_makes_it_busy_not_a_conflict(
     vault: Vault, vault_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
@@ -206,8 +212,7 @@ def test_a_checkout_begun_while_a_write_checks_its_version_makes_it_busy_not_a_c
     # Seen in the torture: a checkout of an older commit, begun after the write asked git's
     # state and before it compared versions, made the agent's current version look
     # outdated ("changed since ..."); the agent would merge into the older version.
-    made = vault.remember(create_args("Ana owns the billing service"))
-    made = vault.remember({**_call("update", made), "content_md": "# Ana owns billing\n\nYes.\n"})
+    made = _made_and_updated(vault)
     writable_bytes = preconditions.writable_bytes
 
     def checkout_first(store, doc):
@@ -230,8 +235,7 @@ def test_a_write_undone_leaves_the_file_a_persons_checkout_wrote_meanwhile(
     # memory file after the write had placed its own; the write could not commit (HEAD
     # detached) and its undo put the old bytes back over the checkout's. The folder then
     # differed from the commit checked out, so `git checkout main` refused for good.
-    made = vault.remember(create_args("Ana owns the billing service"))
-    made = vault.remember({**_call("update", made), "content_md": "# Ana owns billing\n\nYes.\n"})
+    made = _made_and_updated(vault)
     put_in_place = Placing.put_in_place
 
     def checkout_rewrites_the_file_after(self):
