@@ -5,8 +5,9 @@ fails); the current file gets a second name (a hard link, TMP_MARKER in its name
 target is read again and compared with the bytes the caller planned from (someone may have
 saved it meanwhile); then the temp file is renamed over the target (a new file is linked
 in, which fails if one appeared), or the target is removed. Undoing is renaming the kept
-name back, so it needs no free space. A journal names every temp and kept file first, so
-the next open can finish what a crash or a failed undo left (Store.repair).
+name back, so it needs no free space, and only over the write's own bytes (put_back). A
+journal names every temp and kept file first, so the next open can finish what a crash or
+a failed undo left (Store.repair).
 """
 
 from __future__ import annotations
@@ -156,9 +157,9 @@ class Placing:
         try:
             # A new file is untracked to git until its commit has put it in git's index: a
             # `git clean` then removes it. The write is to be acknowledged: it is put back.
-            made = [
-                (staged.change.path, staged.target, staged.change.data)
-                for staged in self.staged
+            made = [  # (through the temp names the journal holds, for a crash meanwhile)
+                (staged.change.path, staged.target, tmp, staged.change.data)
+                for staged, tmp in zip(self.staged, self.tmps, strict=False)
                 if staged.kept is None and staged.placed and staged.change.data is not None
             ]
             if made:
@@ -329,14 +330,13 @@ def wait_out_cleans(root: Path) -> bool:
     return ran
 
 
-def put_back_removed(made: list[tuple[str, Path, bytes]]) -> None:
-    """Put back each new file just committed (path, target, bytes) that is gone, never over
-    a file made since."""
-    for path, target, data in made:
+def put_back_removed(made: list[tuple[str, Path, Path, bytes]]) -> None:
+    """Put back each new file just committed (path, target, a temp name, bytes) that is
+    gone, never over a file made since."""
+    for path, target, tmp, data in made:
         if os.path.lexists(target):
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = durable.temp_path(target)
         durable.write_durably(tmp, data)
         with contextlib.suppress(FileExistsError):
             durable.create_exclusively(tmp, target)

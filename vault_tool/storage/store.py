@@ -36,7 +36,7 @@ from vault_tool.storage.changes import (
     wait_out_cleans,
 )
 from vault_tool.storage.commits import Committer, Snapshot
-from vault_tool.storage.durable import write_new
+from vault_tool.storage.durable import temp_path, write_new
 from vault_tool.storage.folder import files_under
 from vault_tool.storage.git import (
     FALLBACK_EMAIL,
@@ -363,7 +363,7 @@ class Store:
         if not changed:
             return None
         new = [
-            (p, self.root / p, data)
+            (p, self.root / p, temp_path(self.root / p), data)
             for p in changed
             if (data := files.get(p)) is not None and self.head_blob(p) is None
         ]
