@@ -27,7 +27,8 @@ from vault_tool.storage import refs
 from vault_tool.storage.git import STALE_LOCK_SECONDS, Git
 from vault_tool.storage.git_settings import GitSettings
 from vault_tool.storage.head_movers import HeadMoving, no_moving_git, wait_out_moving_git, waiting
-from vault_tool.storage.index_lock import index_locked, note_pending
+from vault_tool.storage.index_edit import IndexEditor, index_info
+from vault_tool.storage.index_lock import LockedIndex, index_locked, note_pending
 from vault_tool.storage.objects import LooseObjects
 from vault_tool.storage.processes import git_processes
 from vault_tool.storage.repo_state import CONFLICT_HINT, CONFLICT_REASON, Guard, conflict_line
@@ -66,6 +67,7 @@ class Committer:
         self._commits_since_gc = 0
         self.settings = GitSettings(repo)
         self.objects = LooseObjects(repo.git_dir)
+        self.index_editor = IndexEditor()
         # What this process committed last (own_commits.py): its watcher skips those files.
         self.own = repo.own
         repo.take_over_index = self.bring_index_up
@@ -245,25 +247,31 @@ class Committer:
 
     def _stage(
         self,
-        staged_index: Path,
+        staged_index: LockedIndex,
         paths: list[str],
         changes: dict[str, str | None],
         snapshot: Snapshot | None,
         sha: str,
     ) -> bool:
-        """Put the committed paths into the locked copy of git's index; False if git failed
-        (the commit has landed, only the index, what `git status` compares, lags)."""
-        env = {"GIT_INDEX_FILE": str(staged_index)}
+        """Put the committed paths into the locked copy of git's index (in-process where
+        index_edit.py can, else by git's command); False if that failed (the commit has
+        landed, only the index, what `git status` compares, lags)."""
+        env = {"GIT_INDEX_FILE": str(staged_index.path)}
         # A new file a `git clean` removed since it was read is committed all the same (and
         # put back, changes.py): staged at its blob, not removed as the folder would say.
         gone = {p for p in paths if changes.get(p) and not (self.root / p).exists()}
+        from_disk = snapshot is None and not gone
         try:
-            if snapshot is None and not gone:
+            if self.settings.index_in_process() and self.index_editor.stage(
+                staged_index, self.root, changes, from_disk
+            ):
+                return True
+            if from_disk:
                 self.repo.run("update-index", "--add", "--remove", "--", *paths, env=env)
             else:  # the committed blobs, not what the files hold by now
-                info = _index_info(changes)
+                info = index_info(changes)
                 self.repo.run("update-index", "-z", "--index-info", stdin=info, env=env)
-        except VaultError as problem:
+        except (VaultError, OSError) as problem:
             log.warning("committed %s; git's index is behind until reopened: %s", sha[:10], problem)
             return False
         return True
@@ -390,11 +398,3 @@ def _bytes_or_none(path: Path) -> bytes | None:
         return path.read_bytes()
     except (OSError, ValueError):
         return None
-
-
-def _index_info(changes: dict[str, str | None]) -> bytes:
-    """`git update-index -z --index-info` lines: each path at its blob, or removed (mode 0)."""
-    return b"".join(
-        (f"100644 {blob}" if blob else "0 " + "0" * 40).encode() + b"\t" + path.encode() + b"\0"
-        for path, blob in changes.items()
-    )

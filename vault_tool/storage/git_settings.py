@@ -6,7 +6,9 @@ where that gives exactly what git would store: no commit hooks (they run only un
 repository (git sets object permissions for the group), no date from the environment, and
 for blobs no attribute that converts a file on its way into git (a filter, end-of-line
 conversion, ident, a working-tree encoding); the branch is moved in-process where
-refs.py says that is what `git update-ref` would do. Otherwise the command that does it
+refs.py says that is what `git update-ref` would do, and git's index is edited in-process
+unless a setting has git write it another way (a split index, an fsmonitor, no trailing
+hash; index_edit.py decides the rest from the file itself). Otherwise the command that does it
 runs, as before. The settings are read with one `git config`, and again only when a
 config file changed (a stat of each per commit); the identity with `git var`, likewise.
 """
@@ -22,7 +24,8 @@ from vault_tool.storage import refs
 
 KEYS = (
     r"^(commit\.gpgsign|core\.hookspath|i18n\.commitencoding|core\.sharedrepository"
-    r"|core\.autocrlf|core\.attributesfile|extensions\.refstorage|core\.logallrefupdates)$"
+    r"|core\.autocrlf|core\.attributesfile|extensions\.refstorage|core\.logallrefupdates"
+    r"|core\.splitindex|core\.fsmonitor|index\.skiphash|feature\.manyfiles)$"
 )
 # Attributes that change nothing of what `git add` stores; any other is a conversion (or
 # unknown) and leaves the blob to git. `binary` is -diff -merge -text.
@@ -30,6 +33,7 @@ _SAFE_ATTRIBUTES = {"-text", "binary", "-diff", "diff", "-merge", "merge", "-crl
 _SAFE_PREFIXES = ("diff=", "merge=", "linguist-", "-linguist-", "export-", "whitespace")
 _DATE_VARIABLES = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
 _TRUE = ("", "yes", "on", "1", "true")
+_FALSE = ("false", "no", "off", "0")
 
 
 class GitSettings:
@@ -69,6 +73,13 @@ class GitSettings:
         if not self.objects_in_process() or self._dated():  # (the reflog has the date)
             return False
         return refs.in_process(self.repo.git_dir, self.get, self.hooks())
+
+    def index_in_process(self) -> bool:
+        """Whether git's index may be edited here rather than by `git update-index`."""
+        if not self.objects_in_process():  # (git gives a shared repository's index the group's)
+            return False
+        settings = ("core.splitindex", "core.fsmonitor", "index.skiphash", "feature.manyfiles")
+        return all(self.get(key, "false").lower() in _FALSE for key in settings)
 
     def commit_in_process(self, author_date: str | None) -> bool:
         """Whether the commit object may be written here rather than by `git commit-tree`."""

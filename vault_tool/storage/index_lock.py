@@ -27,18 +27,42 @@ log = logging.getLogger("vault_tool.storage.commits")
 CHECKOUT_WAIT_SECONDS = 1.0
 
 
+class LockedIndex:
+    """The copy of git's index in its lock file: what git commands given `path` as
+    GIT_INDEX_FILE update, or what `replace` rewrites in-process (index_edit.py)."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path = path
+        self._data: bytes | None = data  # (None once a git command may have changed it)
+
+    def read(self) -> bytes:
+        if self._data is None:
+            self._data = self.path.read_bytes()
+        return self._data
+
+    def changed_by_git(self) -> None:
+        self._data = None
+
+    def replace(self, data: bytes) -> None:
+        with open(self.path, "wb") as copy:
+            copy.write(data)
+        self._data = data
+
+
 @contextlib.contextmanager
-def index_locked(repo: Git, pending_dir: Path, guard: Guard, stale_after: float) -> Iterator[Path]:
+def index_locked(
+    repo: Git, pending_dir: Path, guard: Guard, stale_after: float
+) -> Iterator[LockedIndex]:
     """git's index lock, taken and released the way git itself does.
 
     `.git/index.lock` is created exclusively (waiting out a person's git) and filled
-    with a copy of the index; commands given it as GIT_INDEX_FILE update that copy,
-    which then replaces the index (git's lockfile protocol). On an error the lock is
-    removed and the index stays as it was. A lock still there after stale_after, with
-    no git process in the vault and no vault process holding it (ours flock it while
-    they hold it), was left by a killed process: it is taken over, not deleted, so no
-    other git reads the index before the entries a killed writer of ours committed but
-    never put in it (its note) are reset to HEAD.
+    with a copy of the index; commands given it as GIT_INDEX_FILE update that copy (or
+    it is edited in-process), which then replaces the index (git's lockfile protocol).
+    On an error the lock is removed and the index stays as it was. A lock still there
+    after stale_after, with no git process in the vault and no vault process holding it
+    (ours flock it while they hold it), was left by a killed process: it is taken over,
+    not deleted, so no other git reads the index before the entries a killed writer of
+    ours committed but never put in it (its note) are reset to HEAD.
     """
     lock, index = repo.git_dir / "index.lock", repo.git_dir / "index"
     wait = Backoff(repo.lock_timeout, stale_after)
@@ -80,10 +104,12 @@ def index_locked(repo: Git, pending_dir: Path, guard: Guard, stale_after: float)
             for note in notes:
                 with contextlib.suppress(OSError, ValueError):
                     behind.update(json.loads(note.read_text(encoding="utf-8")))
+            locked = LockedIndex(lock, data)
             if behind:
                 env = {"GIT_INDEX_FILE": str(lock)}
+                locked.changed_by_git()
                 repo.run("reset", "--quiet", "--", *sorted(behind), env=env)
-            yield lock
+            yield locked
         except BaseException:
             lock.unlink(missing_ok=True)
             raise
