@@ -4,6 +4,7 @@ it cannot be exactly that, it leaves the work to git. Real repositories and real
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from tests.helpers import create_args, git
 from vault_tool.engine.vault import Vault
+from vault_tool.storage import durable
 from vault_tool.storage.index_edit import IndexEditor, as_committed, index_info, on_disk
 from vault_tool.storage.objects import object_id
 
@@ -162,4 +164,26 @@ def test_a_shared_repository_has_git_write_its_index(vault_path: Path):
     # (git gives the group write access to what it writes there; a file written here
     # would have the process's umask)
     assert (vault_path / ".git" / "index").stat().st_mode & 0o060 == 0o060
+    assert git(vault_path, "status", "--porcelain") == ""
+
+
+def test_a_full_disk_as_the_index_is_written_lands_the_commit_and_the_next_write_repairs_it(
+    vault_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    real = durable.os_replace
+
+    def full_disk(source: Path, target: Path) -> None:
+        if str(source).endswith("index.lock.lock"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(source))
+        real(source, target)
+
+    with Vault.open(vault_path) as vault:
+        vault.remember(create_args("Warm up"))
+        monkeypatch.setattr(durable, "os_replace", full_disk)
+        made = vault.remember(create_args("Written as the disk fills"))
+        monkeypatch.undo()
+        assert git(vault_path, "rev-parse", "HEAD") == made["version_id"]
+        assert not (vault_path / ".git" / "index.lock.lock").exists()
+        assert git(vault_path, "ls-files", "--", made["path"]) == ""  # (behind, and noted)
+        vault.remember(create_args("The next write"))
     assert git(vault_path, "status", "--porcelain") == ""

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from vault_tool.storage import durable
 from vault_tool.storage.git import Backoff, Git, held_too_long
 from vault_tool.storage.index_tree import summary
 from vault_tool.storage.processes import flock_held, git_processes
@@ -44,8 +45,22 @@ class LockedIndex:
         self._data = None
 
     def replace(self, data: bytes) -> None:
-        with open(self.path, "wb") as copy:
-            copy.write(data)
+        """Make data the lock's content as a git given it as GIT_INDEX_FILE does: written
+        to `<lock>.lock` and renamed over it, so a write that fails (a full disk) leaves
+        the copy whole. OSError, and the copy as it was, if it fails."""
+        beside = self.path.with_name(self.path.name + ".lock")
+        # (one left by a killed writer is stale: only the holder of the lock writes it)
+        fd = durable.os_open(beside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            try:
+                durable.write_all(fd, data, beside)
+            finally:
+                os.close(fd)
+            durable.os_replace(beside, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                durable.os_unlink(beside)
+            raise
         self._data = data
 
 
