@@ -187,3 +187,15 @@ def test_a_full_disk_as_the_index_is_written_lands_the_commit_and_the_next_write
         assert git(vault_path, "ls-files", "--", made["path"]) == ""  # (behind, and noted)
         vault.remember(create_args("The next write"))
     assert git(vault_path, "status", "--porcelain") == ""
+
+
+def test_a_post_index_change_hook_has_git_write_the_index_and_runs(vault_path: Path):
+    ran = vault_path.parent / "hook-ran"
+    hook = vault_path / ".git" / "hooks" / "post-index-change"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f'#!/bin/sh\necho "$1 $2" >> "{ran}"\n')
+    hook.chmod(0o755)
+    with Vault.open(vault_path) as vault:
+        vault.remember(create_args("Seen by the hook"))
+    assert ran.read_text().strip() != ""
+    assert git(vault_path, "status", "--porcelain") == ""

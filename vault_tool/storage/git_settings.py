@@ -8,9 +8,9 @@ for blobs no attribute that converts a file on its way into git (a filter, end-o
 conversion, ident, a working-tree encoding); the branch is moved in-process where
 refs.py says that is what `git update-ref` would do, and git's index is edited in-process
 unless a setting has git write it another way (a split index, an fsmonitor, no trailing
-hash; index_edit.py decides the rest from the file itself). Otherwise the command that does it
-runs, as before. The settings are read with one `git config`, and again only when a
-config file changed (a stat of each per commit); the identity with `git var`, likewise.
+hash) or a hook runs when git writes it (index_edit.py decides the rest from the file).
+Otherwise the command that does it runs, as before. The settings are read with one `git
+config`, and again only when a config file changed (a stat of each per commit); the identity with `git var`, likewise.
 """
 
 from __future__ import annotations
@@ -75,8 +75,11 @@ class GitSettings:
         return refs.in_process(self.repo.git_dir, self.get, self.hooks())
 
     def index_in_process(self) -> bool:
-        """Whether git's index may be edited here rather than by `git update-index`."""
+        """Whether git's index may be edited here rather than by `git update-index`: not
+        with a post-index-change hook, which git runs each time it writes the index."""
         if not self.objects_in_process():  # (git gives a shared repository's index the group's)
+            return False
+        if os.access(self.hooks() / "post-index-change", os.X_OK):
             return False
         settings = ("core.splitindex", "core.fsmonitor", "index.skiphash", "feature.manyfiles")
         return all(self.get(key, "false").lower() in _FALSE for key in settings)
