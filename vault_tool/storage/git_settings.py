@@ -10,7 +10,8 @@ refs.py says that is what `git update-ref` would do, and git's index is edited i
 unless a setting has git write it another way (a split index, an fsmonitor, no trailing
 hash) or a hook runs when git writes it (index_edit.py decides the rest from the file).
 Otherwise the command that does it runs, as before. The settings are read with one `git
-config`, and again only when a config file changed (a stat of each per commit); the identity with `git var`, likewise.
+config`, and again only when a config file changed (a stat of each per commit); the
+identity with `git var`, likewise.
 """
 
 from __future__ import annotations
