@@ -188,7 +188,12 @@ class Index(Lookups):
         from vault_tool.search.disk import DAMAGE, TOC_DAMAGE, DroppedWriter
 
         try:
-            writer = self._ix.writer(timeout=10.0, **options)
+            if bulk:  # (indexing processes that write a segment term by term)
+                from vault_tool.search.bulk_segment import BulkWriter
+
+                writer = BulkWriter(self._ix, timeout=10.0, **options)
+            else:
+                writer = self._ix.writer(timeout=10.0, **options)
         except LockError:
             raise VaultBusy(
                 "the search index is locked by another process",

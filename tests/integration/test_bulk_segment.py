@@ -1,0 +1,99 @@
+"""A segment written term by term (search/bulk_segment.py) is byte for byte the segment
+Whoosh's own writer makes from the same documents: every file of it, for terms of one
+posting and of many blocks, weights that differ within a block, and fields without
+lengths. Real Whoosh indexes on disk; a reindex in the indexing processes uses it."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+from typing import Any
+
+from whoosh.filedb.filestore import FileStorage
+from whoosh.writing import SegmentWriter
+
+from tests.helpers import git
+from vault_tool.core.memory import Memory, parse
+from vault_tool.engine.intake import BULK_DOCUMENTS
+from vault_tool.engine.vault import Vault
+from vault_tool.search.bulk_segment import BulkSegmentWriter
+from vault_tool.search.documents import document_for, whoosh_schema
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample-vault"
+WORDS = [
+    "billing",
+    "kafka",
+    "outage",
+    "deploy",
+    "staging",
+    "credentials",
+    "redis",
+    "terraform",
+    "ana",
+    "bo",
+]
+
+
+def documents() -> list[dict[str, Any]]:
+    """The sample vault's memories, then 400 more that share words (terms of 3+ blocks,
+    counts that differ: weights that differ within a block)."""
+    found = []
+    for path in sorted(SAMPLE.rglob("*.md")):
+        if path.name == "README.md":
+            continue
+        relpath = path.relative_to(SAMPLE).as_posix()
+        found.append(_document(parse(path.read_text(encoding="utf-8"), relpath), relpath))
+    rng = random.Random(5)
+    for n in range(400):
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 40)))
+        text = f"---\nmemory_type: note\ntitle: Note {n}\n---\n# Note {n}\n\n{words}\n"
+        relpath = f"note/n-{n}.md"
+        found.append(_document(parse(text, relpath), relpath))
+    return found
+
+
+def _document(memory: Memory, relpath: str) -> dict[str, Any]:
+    return document_for(memory, relpath, version_id="0" * 40, blob="1" * 40, mtime_ns=5, size=9)
+
+
+def segment_files(folder: Path, writer_class: type, docs: list[dict[str, Any]]) -> dict:
+    """name -> digest of each file of the segment writer_class makes of docs."""
+    folder.mkdir()
+    ix = FileStorage(str(folder)).create_index(whoosh_schema())
+    random.seed(3)  # (the segment's name)
+    writer = writer_class(ix, compound=False)
+    for doc in docs:
+        writer.add_document(**doc)
+    writer.commit()
+    return {
+        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.iterdir())
+        if path.suffix not in (".toc", "") and "LOCK" not in path.name
+    }
+
+
+def test_a_segment_written_term_by_term_is_the_one_whoosh_writes(tmp_path: Path):
+    docs = documents()
+    theirs = segment_files(tmp_path / "whoosh", SegmentWriter, docs)
+    ours = segment_files(tmp_path / "bulk", BulkSegmentWriter, docs)
+    assert len(ours) >= 5  # postings, terms, columns, stored fields, lengths
+    assert ours == theirs
+
+
+def test_a_reindex_of_many_files_finds_each_by_its_words_and_counts_them_once(vault_path: Path):
+    folder = vault_path / "note"
+    folder.mkdir()
+    rng = random.Random(9)
+    for n in range(BULK_DOCUMENTS + 50):  # (enough for the indexing processes)
+        words = " ".join(rng.choice(WORDS) for _ in range(8))
+        (folder / f"n-{n}.md").write_text(f"# Note number{n}\n\n{words} marker{n}\n")
+    git(vault_path, "add", "note")
+    git(vault_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "Notes")
+    with Vault.open(vault_path, catch_up=False) as vault:
+        report = vault.reindex()
+        assert len(report.indexed) == BULK_DOCUMENTS + 50
+        assert vault.count() == BULK_DOCUMENTS + 50
+        for n in (0, 777, BULK_DOCUMENTS + 49):
+            hits = vault.search({"query": f"marker{n}"})["selected_hits"]
+            assert [hit["path"] for hit in hits] == [f"note/n-{n}.md"]
