@@ -47,6 +47,24 @@ _INVISIBLE_OR_WRAP = re.compile(
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
+# Each need, and the rules (by position) that name it: a text is screened by one substring
+# search per need instead of one per need of each rule (most texts hold none).
+_RULES_BY_NEED: dict[str, list[int]] = {}
+for _at, _rule in enumerate(RULES):
+    for _need in _rule.needs:
+        _RULES_BY_NEED.setdefault(_need, []).append(_at)
+_ALWAYS = [at for at, rule in enumerate(RULES) if not rule.needs]
+_FOLDED_NEEDS = [(need, rules) for need, rules in _RULES_BY_NEED.items() if need.islower()]
+_CASED_NEEDS = [(need, rules) for need, rules in _RULES_BY_NEED.items() if not need.islower()]
+
+
+def _rules_needed(text: "_Stripped") -> tuple[Rule, ...]:
+    """The rules, in order, that _needed says text needs."""
+    found = [at for need, rules in _FOLDED_NEEDS if need in text.folded for at in rules]
+    found += [at for need, rules in _CASED_NEEDS if need in text.text for at in rules]
+    return tuple(RULES[at] for at in sorted({*found, *_ALWAYS}))
+
+
 def _needed(rule: Rule, text: "_Stripped") -> bool:
     """Whether text holds one of what the rule needs (a lowercase need: in any case)."""
     if not rule.needs:
@@ -115,7 +133,7 @@ def _find_secrets(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret in text, in order of position, never overlapping."""
     found: list[tuple[int, int, str]] = []
     plain = _Stripped(text, _INVISIBLE)
-    rules = tuple(rule for rule in RULES if _needed(rule, plain))
+    rules = _rules_needed(plain)
     wrapping = tuple(rule for rule in rules if rule.wraps)
     if wrapping and "\n" in text:
         # First, so that a wrapped token is not half-claimed by a rule that fits its first line.
