@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from vault_tool.core.hand_made import first_heading, inline_tags, normalize_tags
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vault_tool.core import links
+from vault_tool.core.hand_made import first_heading, inline_tags, normalize_tags, tag_name
 from vault_tool.core.memory import parse, render
 from vault_tool.errors import UnparseableFile
 
@@ -58,6 +63,20 @@ def test_inline_tags_are_found_outside_code_and_urls():
         "[[#Local]] [[Page#Head]] &#1; (#paren) last #ana-team\n"
     )
     assert inline_tags(body) == ("inheading", "ana-team", "project/alpha")
+
+
+# A tag's `#` starts the text or follows whitespace (any Unicode whitespace, as regex's \s).
+_REFERENCE = re.compile(r"(?:^|(?<=\s))#([\w/-]*[^\W\d][\w/-]*)", re.MULTILINE)
+
+
+@given(st.text(alphabet=" \n\t#a1_/-é\u00a0\u2028\u3000x.[`", max_size=40))
+def test_inline_tags_are_those_whose_hash_starts_the_text_or_follows_whitespace(body: str):
+    found: list[str] = []
+    for match in _REFERENCE.finditer(links.prose(body)):
+        tag = tag_name(match.group(1))
+        if tag and tag not in found:
+            found.append(tag)
+    assert inline_tags(body) == tuple(found)
 
 
 def test_a_persons_odd_values_of_our_keys_are_kept_in_the_file_as_written():
