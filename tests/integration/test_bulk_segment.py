@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from whoosh.filedb.filestore import FileStorage
 from whoosh.writing import SegmentWriter
 
@@ -57,12 +58,16 @@ def _document(memory: Memory, relpath: str) -> dict[str, Any]:
     return document_for(memory, relpath, version_id="0" * 40, blob="1" * 40, mtime_ns=5, size=9)
 
 
-def segment_files(folder: Path, writer_class: type, docs: list[dict[str, Any]]) -> dict:
+def segment_files(
+    folder: Path, writer_class: type, docs: list[dict[str, Any]], pool_bytes: int | None = None
+) -> dict:
     """name -> digest of each file of the segment writer_class makes of docs."""
     folder.mkdir()
     ix = FileStorage(str(folder)).create_index(whoosh_schema())
     random.seed(3)  # (the segment's name)
     writer = writer_class(ix, compound=False)
+    if pool_bytes is not None:
+        writer.pool.limit = pool_bytes
     for doc in docs:
         writer.add_document(**doc)
     writer.commit()
@@ -73,10 +78,13 @@ def segment_files(folder: Path, writer_class: type, docs: list[dict[str, Any]]) 
     }
 
 
-def test_a_segment_written_term_by_term_is_the_one_whoosh_writes(tmp_path: Path):
+@pytest.mark.parametrize("pool_bytes", [None, 50_000], ids=["in memory", "in sorted runs"])
+def test_a_segment_written_term_by_term_is_the_one_whoosh_writes(
+    tmp_path: Path, pool_bytes: int | None
+):
     docs = documents()
     theirs = segment_files(tmp_path / "whoosh", SegmentWriter, docs)
-    ours = segment_files(tmp_path / "bulk", BulkSegmentWriter, docs)
+    ours = segment_files(tmp_path / "bulk", BulkSegmentWriter, docs, pool_bytes)
     assert len(ours) >= 5  # postings, terms, columns, stored fields, lengths
     assert ours == theirs
 
