@@ -29,6 +29,7 @@ from functools import partial
 from itertools import compress
 from typing import Any
 
+from vault_tool.search import decoded
 from vault_tool.search.postings import add_bm25, bm25_scores, columns, doc_frequency, per_reader
 
 # A word in at least 1 / COMMON_DIVISOR of the documents is scored as a column...
@@ -164,7 +165,9 @@ def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float]:
     if key in kept:
         kept.move_to_end(key)
         return kept[key]
-    found = bm25_scores(searcher, field_name, [word], None, None)
+    found = decoded.word_scores(searcher, field_name, word)
+    if found is None:
+        found = bm25_scores(searcher, field_name, [word], None, None)
     kept[key] = found
     held = per_reader(searcher.reader(), "word scores held", lambda: [0])
     held[0] += len(found)
@@ -275,13 +278,10 @@ def _column(searcher: Any, field_name: str, word: str) -> array | None:
     if key in kept:
         kept.move_to_end(key)
         return kept[key]
-    scores = bm25_scores(searcher, field_name, [word], None, None)  # (not kept twice)
-    if any(score <= 0.0 for score in scores.values()):
+    column = _made_column(searcher, field_name, word, size)
+    if column is None:
         kept[key] = None
         return None
-    column = array("d", bytes(8 * size))
-    for docnum, score in scores.items():
-        column[docnum] = score
     victims = _to_drop(kept, size)
     # Kept only in place of columns asked for less often: when the words asked for need
     # more columns than are kept, making each one anew evicted the next one needed, and
@@ -293,6 +293,27 @@ def _column(searcher: Any, field_name: str, word: str) -> array | None:
         del kept[victim]
         ranked.pop(victim, None)  # (its order: as large again)
     kept[key] = column
+    return column
+
+
+def _made_column(searcher: Any, field_name: str, word: str, size: int) -> array | None:
+    """The word's scores as a column of size doubles (None if one is not above 0.0)."""
+    found = decoded.word_arrays(searcher, field_name, word)
+    if found is not None:
+        import numpy as np
+
+        docnums, scores = found
+        if (scores <= 0.0).any():
+            return None
+        dense = np.zeros(size)
+        dense[docnums] = scores
+        return array("d", dense.tobytes())
+    walked = bm25_scores(searcher, field_name, [word], None, None)  # (not kept twice)
+    if any(score <= 0.0 for score in walked.values()):
+        return None
+    column = array("d", bytes(8 * size))
+    for docnum, score in walked.items():
+        column[docnum] = score
     return column
 
 
