@@ -20,10 +20,17 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from vault_tool.search.postings import K1, field_lengths, leaf_matcher, per_reader
+from vault_tool.search.postings import (
+    K1,
+    field_lengths,
+    idf,
+    leaf_frequency,
+    leaf_matcher,
+    per_reader,
+)
 
-# Postings kept decoded, over all segments and words (~20 bytes each: 10 MB).
-KEPT_POSTINGS = 500_000
+# Postings kept decoded, over all segments and words (~20 bytes each: 4 MB).
+KEPT_POSTINGS = 200_000
 
 _kept: OrderedDict[tuple[str, str, str], tuple[Any, Any, Any]] = OrderedDict()
 _held = [0]
@@ -40,10 +47,10 @@ def word_arrays(searcher: Any, field_name: str, word: str) -> tuple[Any, Any] | 
     b = weighting._field_B.get(field_name, weighting.B)
     k1_plus_1, one_minus_b = K1 + 1, 1 - b
     avgfl = searcher.avg_field_length(field_name) or 1
-    idf = searcher.idf(field_name, word)
+    word_idf = idf(searcher, field_name, word)
     found_docnums, found_scores = [], []
     for reader, offset in searcher.reader().leaf_readers():
-        if (field_name, word) not in reader:
+        if not leaf_frequency(reader, field_name, word):
             continue
         decoded = _postings(reader, field_name, word)
         if decoded is None:
@@ -54,7 +61,7 @@ def word_arrays(searcher: Any, field_name: str, word: str) -> tuple[Any, Any] | 
             live = ~np.isin(docnums, np.fromiter(deleted, dtype=np.int64, count=len(deleted)))
             docnums, tfs, lengths = docnums[live], tfs[live], lengths[live]
         # whoosh.scoring.bm25, as postings._add_scores writes it, operation for operation
-        scores = idf * ((tfs * k1_plus_1) / (tfs + K1 * (one_minus_b + b * lengths / avgfl)))
+        scores = word_idf * ((tfs * k1_plus_1) / (tfs + K1 * (one_minus_b + b * lengths / avgfl)))
         found_docnums.append(docnums + offset)
         found_scores.append(scores)
     if not found_docnums:

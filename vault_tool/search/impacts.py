@@ -6,9 +6,10 @@ four words that are each in most of a 10k vault took 20 ms however few hits it r
 A word's score in a document depends only on the generation (its idf, the average field
 length) and the document, so it is computed once per generation: for a word in at least
 1 / COMMON_DIVISOR of the documents, as one double per docnum (0.0 where the word is not,
-or the document is deleted), which a query adds up with map(operator.add) and counts with
+or the document is deleted), which a query adds up with numpy and counts with
 array.count, loops in C; a one-word query takes its best from the column's matches sorted
 once (_ranked); for a rarer word, as a dict of its postings' scores (word_scores), merged.
+Both are scored from the word's postings as decoded.py keeps them per segment, with numpy.
 
 The floats are those of postings.bm25_scores: it adds a document's word scores in the
 query's word order starting from 0.0, and so does this (0.0 + s == s and s + 0.0 == s);
@@ -21,7 +22,6 @@ tests/integration/test_search_columns.py pins the ranking to bm25_scores's, bit 
 from __future__ import annotations
 
 import heapq
-import operator
 from array import array
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -223,7 +223,7 @@ def column_scores(
         column = _column(searcher, field_name, word)
         if column is not None:
             # (the first word's scores are its column: 0.0 + s == s)
-            total = array("d", column if n == 0 else map(operator.add, total, column))
+            total = array("d", column) if n == 0 else _added(total, column)
             continue
         for docnum, score in word_scores(searcher, field_name, word).items():
             total[docnum] += score
@@ -244,6 +244,14 @@ def column_scores(
         if asked[field_name, words[0]] > 1:
             ranked = partial(_ranked, searcher, field_name, words[0], column)
     return ColumnScores(total, size - total.count(0.0), ranked)
+
+
+def _added(total: array, column: array) -> array:
+    """total + column, element by element (the same doubles as one addition each)."""
+    import numpy as np
+
+    summed = np.frombuffer(total, dtype=np.float64) + np.frombuffer(column, dtype=np.float64)
+    return array("d", summed.tobytes())
 
 
 def _kept(searcher: Any) -> OrderedDict:

@@ -16,12 +16,15 @@ from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
+from math import log
 from typing import Any
 
 # Field lengths of recently used segments: a segment's lengths never change, and a new
 # searcher (after every write) opens new readers of the same big segments.
 _LENGTHS: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _LENGTHS_KEPT = 32
+# Words whose count in one segment is kept (per segment reader) before the counts are dropped.
+_FREQUENCIES_KEPT = 50_000
 # BM25's term saturation: Whoosh's 1.2 let a word said often outweigh two words said once
 # (bench/rare_words.py, two seeds: 0.9 found 207 notes of 240 by their rarer words, 1.2
 # 202; the question set's nDCG@10 the same; 0.9 is also Anserini's default).
@@ -101,9 +104,9 @@ def _add_scores(
     avgfl = searcher.avg_field_length(field_name) or 1
     get = scores.get
     for word in words:
-        idf = searcher.idf(field_name, word)
+        word_idf = idf(searcher, field_name, word)
         for reader, offset in searcher.reader().leaf_readers():
-            if (field_name, word) not in reader:
+            if not leaf_frequency(reader, field_name, word):
                 continue
             lengths = field_lengths(reader, field_name)
             for docnums, weights, deleted in blocks(reader, offset, word):
@@ -116,7 +119,7 @@ def _add_scores(
                     ):
                         fl = lengths[docnum]
                         # whoosh.scoring.bm25, term for term, so the floats are the same
-                        score = idf * (
+                        score = word_idf * (
                             (tf * k1_plus_1) / (tf + k1 * (one_minus_b + b * fl / avgfl))
                         )
                         scores[total] = get(total, 0.0) + score
@@ -285,12 +288,33 @@ def _column_values(leaf: Any, name: str) -> list[Any]:
 
 def doc_frequency(searcher: Any, field_name: str, word: str) -> int:
     """How many documents hold word in the field (deleted ones too, as Whoosh counts), kept
-    per reader: Whoosh looks the word up in every segment on each call."""
+    per reader, from each segment's count (kept per segment: Whoosh looks the word up in
+    every segment on each call, and a write makes a new reader of mostly the same ones)."""
     kept = per_reader(searcher.reader(), "doc frequency", dict)
     key = (field_name, word)
     if key not in kept:
-        kept[key] = searcher.doc_frequency(field_name, word)
+        leaves = searcher.reader().leaf_readers()
+        kept[key] = sum(leaf_frequency(leaf, field_name, word) for leaf, _ in leaves)
     return kept[key]
+
+
+def leaf_frequency(leaf: Any, field_name: str, word: str) -> int:
+    """How many documents of one segment hold word in the field (0: the segment has not
+    got the word), kept per segment reader: a segment's postings never change."""
+    kept = per_reader(leaf, "doc frequency here", dict)
+    key = (field_name, word)
+    found = kept.get(key)
+    if found is None:
+        if len(kept) >= _FREQUENCIES_KEPT:
+            kept.clear()
+        found = kept[key] = leaf.doc_frequency(field_name, word)
+    return found
+
+
+def idf(searcher: Any, field_name: str, word: str) -> float:
+    """Whoosh's idf (WeightingModel.idf), from the kept document frequencies."""
+    parent = searcher.get_parent()
+    return log(parent.doc_count_all() / (doc_frequency(parent, field_name, word) + 1)) + 1
 
 
 def top_scored(searcher: Any, scores: Any, n: int) -> list[tuple[int, float]]:
