@@ -20,7 +20,7 @@ from vault_tool.core import links
 from vault_tool.core.links import Link
 from vault_tool.core.memory import Memory
 from vault_tool.core.text import gloss_words
-from vault_tool.search import postings
+from vault_tool.search import postings, stored
 from vault_tool.search.postings import docnums_with, per_reader
 
 # The tokenizer of the name fields: a name may hold spaces and commas, never a line break.
@@ -189,7 +189,7 @@ def _stored(searcher: Any, docnum: int) -> dict[str, Any]:
     """The fields links need of a document (path, id, title, names, links), per reader."""
     cache = per_reader(searcher.reader(), "link_fields", dict)
     if docnum not in cache:
-        fields = searcher.stored_fields(docnum)
+        fields = stored.fields(searcher, docnum)
         cache[docnum] = {
             name: fields.get(name) for name in ("path", "memory_id", "title", "names", "links")
         }

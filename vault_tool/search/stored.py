@@ -35,8 +35,7 @@ class Stored(dict):
     def _load(self) -> None:
         source = self.__dict__.pop("_source", None)
         if source is not None:
-            searcher, docnum = source
-            self.update(searcher.stored_fields(docnum))
+            self.update(fields(*source))
 
     def __missing__(self, key: str) -> Any:
         if "_source" not in self.__dict__:
@@ -65,12 +64,26 @@ def _ranked_fields(searcher: Any, docnum: int) -> tuple[list[list[str]], dict[st
     """The stored fields ranking reads of every candidate, from one read per reader."""
     cache = per_reader(searcher.reader(), "ranked fields", dict)
     if docnum not in cache:
-        fields = searcher.stored_fields(docnum)
-        cache[docnum] = (fields["mentions"], fields.get("times") or _NO_TIMES)
+        found = fields(searcher, docnum)
+        cache[docnum] = (found["mentions"], found.get("times") or _NO_TIMES)
     return cache[docnum]
 
 
+def fields(searcher: Any, docnum: int) -> dict[str, Any]:
+    """A document's stored fields (not to be changed), read once per reader: ranking, links
+    and the hits returned read the same candidates' fields, ~30 us an unpickling each."""
+    cache = per_reader(searcher.reader(), "stored fields", dict)
+    found = cache.get(docnum)
+    if found is None:
+        if len(cache) >= FIELDS_KEPT:
+            cache.clear()
+        found = cache[docnum] = searcher.stored_fields(docnum)
+    return found
+
+
 _NO_TIMES: dict[str, Any] = {"created": "", "facts": []}
+# Documents whose stored fields a reader keeps (a generation's queries share candidates).
+FIELDS_KEPT = 2048
 
 
 def pinned(searcher: Any) -> frozenset[int]:
