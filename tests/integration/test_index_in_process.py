@@ -4,7 +4,6 @@ it cannot be exactly that, it leaves the work to git. Real repositories and real
 
 from __future__ import annotations
 
-import errno
 import os
 import subprocess
 from pathlib import Path
@@ -170,21 +169,23 @@ def test_a_shared_repository_has_git_write_its_index(vault_path: Path):
 def test_a_full_disk_as_the_index_is_written_lands_the_commit_and_the_next_write_repairs_it(
     vault_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    real = durable.os_replace
+    real = durable.os_write
 
-    def full_disk(source: Path, target: Path) -> None:
-        if str(source).endswith("index.lock.lock"):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(source))
-        real(source, target)
+    def full_disk(fd: int, data: bytes) -> int:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("index.lock"):
+            return real(fd, data[: len(data) // 2]) and 0  # (part written, then no room)
+        return real(fd, data)
 
     with Vault.open(vault_path) as vault:
         vault.remember(create_args("Warm up"))
-        monkeypatch.setattr(durable, "os_replace", full_disk)
+        index_before = (vault_path / ".git" / "index").read_bytes()
+        monkeypatch.setattr(durable, "os_write", full_disk)
         made = vault.remember(create_args("Written as the disk fills"))
         monkeypatch.undo()
         assert git(vault_path, "rev-parse", "HEAD") == made["version_id"]
-        assert not (vault_path / ".git" / "index.lock.lock").exists()
-        assert git(vault_path, "ls-files", "--", made["path"]) == ""  # (behind, and noted)
+        # The index as it was (behind the commit, and noted), never a part of the new one.
+        assert (vault_path / ".git" / "index").read_bytes() == index_before
+        assert not list((vault_path / ".git").glob("index.lock*"))
         vault.remember(create_args("The next write"))
     assert git(vault_path, "status", "--porcelain") == ""
 

@@ -34,9 +34,13 @@ def _index() -> Any:
 
 
 def segment_of(documents: list[dict[str, Any]]) -> Any:
-    """A reader of one segment in memory holding these documents (documents.py's)."""
+    """A reader of one segment in memory holding these documents (documents.py's), its
+    posting blocks not compressed (a write's segment has a block for each of its ~150
+    words, and nothing is saved by compressing one posting)."""
+    from whoosh.codec.whoosh3 import W3Codec
+
     ix = _index()
-    writer = ix.writer()
+    writer = ix.writer(codec=W3Codec(compression=0))
     for document in documents:
         writer.add_document(**document)
     writer.commit(merge=False)

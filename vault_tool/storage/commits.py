@@ -256,7 +256,6 @@ class Committer:
         """Put the committed paths into the locked copy of git's index (in-process where
         index_edit.py can, else by git's command); False if that failed (the commit has
         landed, only the index, what `git status` compares, lags)."""
-        env = {"GIT_INDEX_FILE": str(staged_index.path)}
         # A new file a `git clean` removed since it was read is committed all the same (and
         # put back, changes.py): staged at its blob, not removed as the folder would say.
         gone = {p for p in paths if changes.get(p) and not (self.root / p).exists()}
@@ -266,6 +265,7 @@ class Committer:
                 staged_index, self.root, changes, from_disk
             ):
                 return True
+            env = {"GIT_INDEX_FILE": str(staged_index.for_git())}
             if from_disk:
                 self.repo.run("update-index", "--add", "--remove", "--", *paths, env=env)
             else:  # the committed blobs, not what the files hold by now

@@ -16,9 +16,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import queue
 import secrets
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -79,15 +81,52 @@ def fsync_all(fds: list[int], fsync: Callable[[int], None] | None = None) -> Non
         except BaseException as problem:
             failures.append(problem)
 
-    threads = [threading.Thread(target=sync, args=(fd,), daemon=True) for fd in fds[1:]]
-    for thread in threads:
-        thread.start()
+    done = [_SYNCERS.run(partial(sync, fd)) for fd in fds[1:]]
     if fds:
         sync(fds[0])
-    for thread in threads:
-        thread.join()
+    for finished in done:
+        finished.wait()
     if failures:
         raise failures[0]
+
+
+class _Syncers:
+    """The threads fsync_all hands its fsyncs to: started as needed and kept (a thread
+    started for each fsync cost ~0.25 ms, several a write), daemons so that a hung disk
+    never holds up the process's exit; none are inherited by a forked child."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._idle = 0
+        self._mutex = threading.Lock()
+
+    def run(self, job: Callable[[], None]) -> threading.Event:
+        """Run job on a syncer thread; the event is set when it has ended."""
+        finished = threading.Event()
+        with self._mutex:
+            if self._idle:
+                self._idle -= 1
+            else:
+                threading.Thread(target=self._serve, name="fsync", daemon=True).start()
+        self._jobs.put(partial(_then_set, job, finished))
+        return finished
+
+    def _serve(self) -> None:
+        while True:
+            self._jobs.get()()
+            with self._mutex:
+                self._idle += 1
+
+
+def _then_set(job: Callable[[], None], finished: threading.Event) -> None:
+    try:
+        job()
+    finally:
+        finished.set()
+
+
+_SYNCERS = _Syncers()
+os.register_at_fork(after_in_child=lambda: globals().update(_SYNCERS=_Syncers()))
 
 
 def write_all(fd: int, data: bytes, path: Path | str) -> None:

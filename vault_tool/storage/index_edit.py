@@ -100,7 +100,6 @@ class IndexEditor:
         staged = on_disk(root, changes) if from_disk else as_committed(changes)
         edited = self.edited(locked.read(), staged) if staged is not None else None
         if edited is None:
-            locked.changed_by_git()
             return False
         locked.replace(edited)
         return True

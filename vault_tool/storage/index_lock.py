@@ -29,39 +29,64 @@ CHECKOUT_WAIT_SECONDS = 1.0
 
 
 class LockedIndex:
-    """The copy of git's index in its lock file: what git commands given `path` as
-    GIT_INDEX_FILE update, or what `replace` rewrites in-process (index_edit.py)."""
+    """git's index under its lock: what the lock file will hold when it replaces the index.
 
-    def __init__(self, path: Path, data: bytes) -> None:
+    The copy of the index is written into the lock file only when a git command is to
+    update it (for_git); an edit made in-process (index_edit.py) is written there instead
+    (replace), so a write writes the index once. A lock that holds neither is removed at
+    the end and the index stays as it was: nothing changed it.
+    """
+
+    def __init__(self, path: Path, data: bytes, fd: int) -> None:
         self.path = path
         self._data: bytes | None = data  # (None once a git command may have changed it)
+        self._fd = fd  # the lock file, empty until the copy or an edit is written into it
+        self.changed = False
 
     def read(self) -> bytes:
         if self._data is None:
             self._data = self.path.read_bytes()
         return self._data
 
-    def changed_by_git(self) -> None:
+    def for_git(self) -> Path:
+        """The lock file, holding the copy, for a git command to update (GIT_INDEX_FILE)."""
+        if not self.changed:
+            self._write(self.read())
         self._data = None
+        return self.path
 
     def replace(self, data: bytes) -> None:
-        """Make data the lock's content as a git given it as GIT_INDEX_FILE does: written
-        to `<lock>.lock` and renamed over it, so a write that fails (a full disk) leaves
-        the copy whole. OSError, and the copy as it was, if it fails."""
-        beside = self.path.with_name(self.path.name + ".lock")
-        # (one left by a killed writer is stale: only the holder of the lock writes it)
-        fd = durable.os_open(beside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-        try:
+        """Make data what replaces the index. OSError if it cannot be written (a full
+        disk): then the index stays as it was, unless a git command changed the copy."""
+        if self.changed:  # (a git command made the copy: rewritten beside it, as git does)
+            beside = self.path.with_name(self.path.name + ".lock")
+            # (one left by a killed writer is stale: only the holder of the lock writes it)
+            fd = durable.os_open(beside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
             try:
-                durable.write_all(fd, data, beside)
-            finally:
-                os.close(fd)
-            durable.os_replace(beside, self.path)
+                try:
+                    durable.write_all(fd, data, beside)
+                finally:
+                    os.close(fd)
+                durable.os_replace(beside, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    durable.os_unlink(beside)
+                raise
+        else:
+            self._write(data)
+        self._data = data
+
+    def _write(self, data: bytes) -> None:
+        try:
+            durable.write_all(self._fd, data, self.path)
         except BaseException:
             with contextlib.suppress(OSError):
-                durable.os_unlink(beside)
+                os.ftruncate(self._fd, 0)  # (a part written is never taken for the index)
             raise
-        self._data = data
+        self.changed = True
+
+    def close(self) -> None:
+        os.close(self._fd)
 
 
 @contextlib.contextmanager
@@ -70,10 +95,11 @@ def index_locked(
 ) -> Iterator[LockedIndex]:
     """git's index lock, taken and released the way git itself does.
 
-    `.git/index.lock` is created exclusively (waiting out a person's git) and filled
-    with a copy of the index; commands given it as GIT_INDEX_FILE update that copy (or
-    it is edited in-process), which then replaces the index (git's lockfile protocol).
-    On an error the lock is removed and the index stays as it was. A lock still there
+    `.git/index.lock` is created exclusively (waiting out a person's git); it is filled
+    with a copy of the index for commands given it as GIT_INDEX_FILE to update, or with
+    the index edited in-process (LockedIndex), and then replaces the index (git's
+    lockfile protocol). On an error, or if nothing was written into it, the lock is
+    removed and the index stays as it was. A lock still there
     after stale_after, with no git process in the vault and no vault process holding it
     (ours flock it while they hold it), was left by a killed process: it is taken over,
     not deleted, so no other git reads the index before the entries a killed writer of
@@ -84,7 +110,7 @@ def index_locked(
     midway: Backoff | None = None  # (waiting for a checkout to move HEAD: _checkout_midway)
     while True:
         fd = _create(lock, repo, wait)
-        held = os.dup(fd)  # open (and flocked) while we hold the lock; the copy's fd closes
+        held = os.dup(fd)  # open (and flocked) while we hold the lock, whatever replaces it
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         before = index_key(repo.git_dir)  # (no other git writes it while we hold the lock)
         data = index.read_bytes() if index.exists() else b""
@@ -111,25 +137,26 @@ def index_locked(
         assert midway is not None
         midway.pause()
     notes = sorted(pending_dir.glob("*.json")) if pending_dir.is_dir() else []
+    locked = LockedIndex(lock, data, fd)
     try:
         try:
-            with os.fdopen(fd, "wb") as copy:
-                copy.write(data)
             behind: set[str] = set()
             for note in notes:
                 with contextlib.suppress(OSError, ValueError):
                     behind.update(json.loads(note.read_text(encoding="utf-8")))
-            locked = LockedIndex(lock, data)
             if behind:
-                env = {"GIT_INDEX_FILE": str(lock)}
-                locked.changed_by_git()
+                env = {"GIT_INDEX_FILE": str(locked.for_git())}
                 repo.run("reset", "--quiet", "--", *sorted(behind), env=env)
             yield locked
         except BaseException:
             lock.unlink(missing_ok=True)
             raise
-        os.replace(lock, index)
+        if locked.changed:
+            os.replace(lock, index)
+        else:
+            lock.unlink(missing_ok=True)  # (nothing changed the index: it stays)
     finally:
+        locked.close()
         os.close(held)
     guard.index_replaced(before)
     for note in notes:
