@@ -1,5 +1,6 @@
-"""A word's postings decoded once per segment and scored with numpy (search/decoded.py)
-give postings.bm25_scores's scores to the last bit, generation after generation: after
+"""A word's postings decoded once per segment and scored in one pass, with numpy or without
+(search/decoded.py), give postings.bm25_scores's scores to the last bit, generation after
+generation: after
 documents are added (a new segment) and deleted (deletions beside a kept segment), and
 for words in one segment, in several, and in none. Real Whoosh indexes on disk."""
 
@@ -53,7 +54,13 @@ def index(tmp_path: Path):
     opened.close()
 
 
-def test_decoded_scores_are_the_walked_ones_across_generations(index: Index, monkeypatch):
+@pytest.mark.parametrize("numpy_from", [10**9, 1], ids=["lists", "numpy"])
+def test_decoded_scores_are_the_walked_ones_across_generations(
+    index: Index, monkeypatch, numpy_from: int
+):
+    monkeypatch.setattr(decoded, "NUMPY_FROM", numpy_from)
+    decoded._kept.clear()
+    decoded._held[0] = 0
     rng = random.Random(3)
     add_notes(index, 0, 150, rng)
     add_notes(index, 150, 90, rng)
@@ -75,6 +82,8 @@ def test_decoded_scores_are_the_walked_ones_across_generations(index: Index, mon
 
 def test_kept_postings_are_bounded(index: Index, monkeypatch):
     monkeypatch.setattr(decoded, "KEPT_POSTINGS", 50)
+    decoded._kept.clear()
+    decoded._held[0] = 0
     add_notes(index, 0, 120, random.Random(4))
     same_as_walked(index)
     assert decoded._held[0] <= 50 or len(decoded._kept) == 1

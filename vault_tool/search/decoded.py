@@ -1,4 +1,4 @@
-"""A word's postings decoded once per segment, and its BM25 scores computed over them in C.
+"""A word's postings decoded once per segment, and its BM25 scores computed over them.
 
 Every write makes a new index generation, and a generation's kept scores (impacts.py)
 start empty: the first query after a write, and every check for a memory a new one
@@ -7,17 +7,21 @@ microsecond apiece, thousands for a common word. Yet a segment never changes onc
 written: only the deletions beside it, the idf and the average field length do. So a
 word's postings in a segment (docnums, counts and the documents' field lengths) are
 decoded once and kept (at most KEPT_POSTINGS over all words, the least recently used
-dropped first), and each generation scores them with numpy, deleted documents left out.
+dropped first), and each generation scores them in one pass, deleted documents left out
+(with numpy for a long list).
 
 The floats are postings.bm25_scores's, bit for bit: the same operations on the same
-doubles, in the same order (IEEE arithmetic, elementwise, no fused multiply-add);
-tests/integration/test_search_decoded.py compares the two.
+doubles, in the same order (numpy's too: IEEE arithmetic, elementwise, no fused
+multiply-add); tests/integration/test_search_decoded.py compares the two.
 """
 
 from __future__ import annotations
 
 import threading
+from array import array
 from collections import OrderedDict
+from collections.abc import Collection
+from functools import partial
 from typing import Any
 
 from vault_tool.search.postings import (
@@ -26,58 +30,81 @@ from vault_tool.search.postings import (
     idf,
     leaf_frequency,
     leaf_matcher,
-    per_reader,
 )
 
 # Postings kept decoded, over all segments and words (~20 bytes each: 4 MB).
 KEPT_POSTINGS = 200_000
+# A segment's postings of a word are scored with numpy from this many on (a list
+# comprehension below: numpy costs 16 MB of memory once imported, and saves little on a
+# short list).
+NUMPY_FROM = 20_000
 
-_kept: OrderedDict[tuple[str, str, str], tuple[Any, Any, Any]] = OrderedDict()
+_kept: OrderedDict[tuple[str, str, str], tuple[array, array, array]] = OrderedDict()
 _held = [0]
 _mutex = threading.Lock()
 
 
-def word_arrays(searcher: Any, field_name: str, word: str) -> tuple[Any, Any] | None:
-    """(docnums, scores) of one word in a generation: every live document that has it,
-    in docnum order, scored as postings.bm25_scores scores it; None where a segment is not
-    one this reads (the caller walks the postings instead)."""
-    import numpy as np
-
+def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float] | None:
+    """docnum -> score of one word in a generation, for every live document that has it,
+    in docnum order, as postings.bm25_scores scores it; None where a segment is not one
+    this reads (the caller walks the postings instead)."""
     weighting = searcher.weighting
     b = weighting._field_B.get(field_name, weighting.B)
-    k1_plus_1, one_minus_b = K1 + 1, 1 - b
-    avgfl = searcher.avg_field_length(field_name) or 1
-    word_idf = idf(searcher, field_name, word)
-    found_docnums, found_scores = [], []
+    # whoosh.scoring.bm25, as postings._add_scores writes it, operation for operation
+    score = partial(
+        _scored,
+        idf(searcher, field_name, word),
+        K1 + 1,
+        1 - b,
+        b,
+        searcher.avg_field_length(field_name) or 1,
+    )
+    found: dict[int, float] = {}
     for reader, offset in searcher.reader().leaf_readers():
         if not leaf_frequency(reader, field_name, word):
             continue
         decoded = _postings(reader, field_name, word)
         if decoded is None:
             return None
-        docnums, tfs, lengths = decoded
         deleted = getattr(reader, "deleted_docs_set", None)
+        docnums, scores = score(*decoded, deleted or ())
+        found.update(zip([docnum + offset for docnum in docnums], scores, strict=True))
+    return found
+
+
+def _scored(
+    word_idf: float,
+    k1_plus_1: float,
+    one_minus_b: float,
+    b: float,
+    avgfl: float,
+    docnums: array,
+    tfs: array,
+    lengths: array,
+    deleted: Collection[int],
+) -> tuple[list[int], list[float]]:
+    """(live docnums, their scores) of one segment's postings of a word."""
+    if len(docnums) >= NUMPY_FROM:
+        import numpy as np
+
+        at = np.frombuffer(docnums, dtype=np.uint32)
+        tf, fl = np.frombuffer(tfs, dtype=np.float64), np.frombuffer(lengths, dtype=np.float64)
         if deleted:
-            live = ~np.isin(docnums, np.fromiter(deleted, dtype=np.int64, count=len(deleted)))
-            docnums, tfs, lengths = docnums[live], tfs[live], lengths[live]
-        # whoosh.scoring.bm25, as postings._add_scores writes it, operation for operation
-        scores = word_idf * ((tfs * k1_plus_1) / (tfs + K1 * (one_minus_b + b * lengths / avgfl)))
-        found_docnums.append(docnums + offset)
-        found_scores.append(scores)
-    if not found_docnums:
-        return np.zeros(0, dtype=np.int64), np.zeros(0)
-    return np.concatenate(found_docnums), np.concatenate(found_scores)
+            live = ~np.isin(at, np.fromiter(deleted, dtype=np.int64, count=len(deleted)))
+            at, tf, fl = at[live], tf[live], fl[live]
+        scores = word_idf * ((tf * k1_plus_1) / (tf + K1 * (one_minus_b + b * fl / avgfl)))
+        return at.tolist(), scores.tolist()
+    rows = zip(docnums, tfs, lengths, strict=True)
+    if deleted:
+        rows = ((docnum, tf, fl) for docnum, tf, fl in rows if docnum not in deleted)
+    kept = list(rows)
+    return [row[0] for row in kept], [
+        word_idf * ((tf * k1_plus_1) / (tf + K1 * (one_minus_b + b * fl / avgfl)))
+        for _, tf, fl in kept
+    ]
 
 
-def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float] | None:
-    """docnum -> score of word_arrays, as a dict (None where it gives None)."""
-    found = word_arrays(searcher, field_name, word)
-    if found is None:
-        return None
-    return dict(zip(found[0].tolist(), found[1].tolist(), strict=True))
-
-
-def _postings(reader: Any, field_name: str, word: str) -> tuple[Any, Any, Any] | None:
+def _postings(reader: Any, field_name: str, word: str) -> tuple[array, array, array] | None:
     """(local docnums, counts, field lengths) of every posting of word in one segment,
     deleted documents too; kept per segment id."""
     try:
@@ -102,34 +129,23 @@ def _postings(reader: Any, field_name: str, word: str) -> tuple[Any, Any, Any] |
     return found
 
 
-def _decode(reader: Any, field_name: str, word: str) -> tuple[Any, Any, Any] | None:
-    import numpy as np
-
+def _decode(reader: Any, field_name: str, word: str) -> tuple[array, array, array] | None:
     matcher, _, blocks = leaf_matcher(reader.postings(field_name, word))
     if not blocks:
         return None
-    ids, weights = [], []
+    table = field_lengths(reader, field_name)
+    if not isinstance(table, list):
+        return None
+    docnums, tfs = array("I"), array("d")
     while matcher.is_active():
         if matcher._ids is None:
             matcher._read_ids()
         if matcher._weights is None:
             matcher._read_weights()
-        ids.append(np.asarray(matcher._ids, dtype=np.int64))
-        weights.append(np.asarray(matcher._weights, dtype=np.float64))
+        docnums.extend(iter(matcher._ids))
+        tfs.extend(iter(matcher._weights))  # (float counts, stored as 32-bit floats)
         matcher._next_block()
-    docnums = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
-    table = per_reader(reader, f"length array {field_name}", lambda: _lengths(reader, field_name))
-    if table is None:
+    try:  # (a document with a posting of the field has a length in it)
+        return docnums, tfs, array("d", [table[docnum] for docnum in docnums])
+    except TypeError:  # (one without: left to the walk, which says what is wrong)
         return None
-    return docnums, np.concatenate(weights) if weights else np.zeros(0), table[docnums]
-
-
-def _lengths(reader: Any, field_name: str) -> Any:
-    """A segment's field lengths as doubles (None where a document has none; no posting
-    of the field is in such a document)."""
-    import numpy as np
-
-    table = field_lengths(reader, field_name)
-    if not isinstance(table, list):
-        return None
-    return np.array([0.0 if length is None else length for length in table], dtype=np.float64)

@@ -6,10 +6,11 @@ four words that are each in most of a 10k vault took 20 ms however few hits it r
 A word's score in a document depends only on the generation (its idf, the average field
 length) and the document, so it is computed once per generation: for a word in at least
 1 / COMMON_DIVISOR of the documents, as one double per docnum (0.0 where the word is not,
-or the document is deleted), which a query adds up with numpy and counts with
-array.count, loops in C; a one-word query takes its best from the column's matches sorted
-once (_ranked); for a rarer word, as a dict of its postings' scores (word_scores), merged.
-Both are scored from the word's postings as decoded.py keeps them per segment, with numpy.
+or the document is deleted), which a query adds up with map(operator.add) (numpy in a
+large vault) and counts with array.count, loops in C; a one-word query takes its best from
+the column's matches sorted once (_ranked); for a rarer word, as a dict of its postings'
+scores (word_scores), merged. Both are scored from the word's postings as decoded.py keeps
+them per segment.
 
 The floats are those of postings.bm25_scores: it adds a document's word scores in the
 query's word order starting from 0.0, and so does this (0.0 + s == s and s + 0.0 == s);
@@ -22,6 +23,7 @@ tests/integration/test_search_columns.py pins the ranking to bm25_scores's, bit 
 from __future__ import annotations
 
 import heapq
+import operator
 from array import array
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -247,7 +249,10 @@ def column_scores(
 
 
 def _added(total: array, column: array) -> array:
-    """total + column, element by element (the same doubles as one addition each)."""
+    """total + column, element by element (the same doubles as one addition each; with
+    numpy in a vault large enough for it to pay)."""
+    if len(total) < decoded.NUMPY_FROM:
+        return array("d", map(operator.add, total, column))
     import numpy as np
 
     summed = np.frombuffer(total, dtype=np.float64) + np.frombuffer(column, dtype=np.float64)
@@ -306,21 +311,13 @@ def _column(searcher: Any, field_name: str, word: str) -> array | None:
 
 def _made_column(searcher: Any, field_name: str, word: str, size: int) -> array | None:
     """The word's scores as a column of size doubles (None if one is not above 0.0)."""
-    found = decoded.word_arrays(searcher, field_name, word)
-    if found is not None:
-        import numpy as np
-
-        docnums, scores = found
-        if (scores <= 0.0).any():
-            return None
-        dense = np.zeros(size)
-        dense[docnums] = scores
-        return array("d", dense.tobytes())
-    walked = bm25_scores(searcher, field_name, [word], None, None)  # (not kept twice)
-    if any(score <= 0.0 for score in walked.values()):
+    scores = decoded.word_scores(searcher, field_name, word)
+    if scores is None:
+        scores = bm25_scores(searcher, field_name, [word], None, None)  # (not kept twice)
+    if any(score <= 0.0 for score in scores.values()):
         return None
     column = array("d", bytes(8 * size))
-    for docnum, score in walked.items():
+    for docnum, score in scores.items():
         column[docnum] = score
     return column
 

@@ -83,7 +83,7 @@ def fields(searcher: Any, docnum: int) -> dict[str, Any]:
 
 _NO_TIMES: dict[str, Any] = {"created": "", "facts": []}
 # Documents whose stored fields a reader keeps (a generation's queries share candidates).
-FIELDS_KEPT = 2048
+FIELDS_KEPT = 512
 
 
 def pinned(searcher: Any) -> frozenset[int]:
