@@ -4,7 +4,11 @@
 
 The vault is a person's notes folder (bench.notes: no ids, a third without front matter,
 a Zipfian vocabulary) made a vault in place by `vault-tool init`, as a new user does. A
-second vault, the stress corpus (bench.stress: every word recurs), is searched too. Each
+second vault, the stress corpus (bench.stress: every word recurs), is searched too. The
+folder is synced to disk before `init` (a person's notes are not tens of MB still being
+written back), and the vault again before the MCP session (the figures of a vault in use:
+the writeback of what init and reindex just wrote otherwise lands in the fsyncs of the
+writes measured, 5-10 ms of a create at 10k). Each
 figure is printed beside its target and beside a floor measured in the same run, on the
 same machine, under the same load:
 
@@ -61,6 +65,7 @@ def make_vault(path: Path, count: int, corpus: str) -> None:
         write_stress(path, count, git=True)
     else:
         write_notes(path, count, git=True)
+    os.sync()  # (a person's notes have been on disk a while: not tens of MB still dirty)
     subprocess.run(
         [sys.executable, "-m", "vault_tool", "init", str(path)],
         check=True,
@@ -302,6 +307,10 @@ def bench(count: int, n_queries: int, writes: int, edits: int, workdir: Path) ->
         results["floor_bm25s"] = summary(floor)
     results["floor_git_write"] = summary(git_write_floor(vault, 20))
     results["floor_quiet_period_ms"] = read_config(vault).debounce_ms
+    # The figures of a vault in use, not of its first minute: the files, the pack and the
+    # index that init and reindex just wrote would otherwise be written back to the disk
+    # during the writes measured, and every fsync of theirs would wait for that.
+    os.sync()
     results.update(asyncio.run(session(vault, asked, writes, edits)))
     stress = workdir / "stress"
     make_vault(stress, count, "stress")
