@@ -82,6 +82,7 @@ def test_decoded_scores_are_the_walked_ones_across_generations(
 
 def test_kept_postings_are_bounded(index: Index, monkeypatch):
     monkeypatch.setattr(decoded, "KEPT_POSTINGS", 50)
+    monkeypatch.setattr(decoded, "KEPT_PER_DOCUMENT", 0)
     decoded._kept.clear()
     decoded._held[0] = 0
     add_notes(index, 0, 120, random.Random(4))

@@ -32,12 +32,14 @@ from vault_tool.search.postings import (
     leaf_matcher,
 )
 
-# Postings kept decoded, over all segments and words (~20 bytes each: 4 MB).
+# Postings kept decoded, over all segments and words (~20 bytes each): this many, or ten
+# for each document of a larger vault (4 MB at 10,000 notes, 20 MB at 100,000).
 KEPT_POSTINGS = 200_000
+KEPT_PER_DOCUMENT = 10
 # A segment's postings of a word are scored with numpy from this many on (a list
 # comprehension below: numpy costs 16 MB of memory once imported, and saves little on a
-# short list).
-NUMPY_FROM = 20_000
+# short list; a 10,000-note vault has none this long).
+NUMPY_FROM = 5_000
 
 _kept: OrderedDict[tuple[str, str, str], tuple[array, array, array]] = OrderedDict()
 _held = [0]
@@ -60,10 +62,11 @@ def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float] |
         searcher.avg_field_length(field_name) or 1,
     )
     found: dict[int, float] = {}
+    kept = max(KEPT_POSTINGS, KEPT_PER_DOCUMENT * searcher.doc_count_all())
     for reader, offset in searcher.reader().leaf_readers():
         if not leaf_frequency(reader, field_name, word):
             continue
-        decoded = _postings(reader, field_name, word)
+        decoded = _postings(reader, field_name, word, kept)
         if decoded is None:
             return None
         deleted = getattr(reader, "deleted_docs_set", None)
@@ -104,9 +107,11 @@ def _scored(
     ]
 
 
-def _postings(reader: Any, field_name: str, word: str) -> tuple[array, array, array] | None:
+def _postings(
+    reader: Any, field_name: str, word: str, kept: int
+) -> tuple[array, array, array] | None:
     """(local docnums, counts, field lengths) of every posting of word in one segment,
-    deleted documents too; kept per segment id."""
+    deleted documents too; kept per segment id (at most kept postings over all words)."""
     try:
         key = (reader.segment().segid, field_name, word)
     except AttributeError:
@@ -123,7 +128,7 @@ def _postings(reader: Any, field_name: str, word: str) -> tuple[array, array, ar
         if key not in _kept:
             _kept[key] = found
             _held[0] += len(found[0])
-        while _held[0] > KEPT_POSTINGS and len(_kept) > 1:
+        while _held[0] > kept and len(_kept) > 1:
             _, dropped = _kept.popitem(last=False)
             _held[0] -= len(dropped[0])
     return found
