@@ -8,7 +8,7 @@ written: only the deletions beside it, the idf and the average field length do. 
 word's postings in a segment (docnums, counts and the documents' field lengths) are
 decoded once and kept (at most KEPT_POSTINGS over all words, the least recently used
 dropped first), and each generation scores them in one pass, deleted documents left out
-(with numpy for a long list).
+(with numpy in a large vault).
 
 The floats are postings.bm25_scores's, bit for bit: the same operations on the same
 doubles, in the same order (numpy's too: IEEE arithmetic, elementwise, no fused
@@ -36,10 +36,10 @@ from vault_tool.search.postings import (
 # for each document of a larger vault (4 MB at 10,000 notes, 20 MB at 100,000).
 KEPT_POSTINGS = 200_000
 KEPT_PER_DOCUMENT = 10
-# A segment's postings of a word are scored with numpy from this many on (a list
-# comprehension below: numpy costs 16 MB of memory once imported, and saves little on a
-# short list; a 10,000-note vault has none this long).
-NUMPY_FROM = 5_000
+# In a vault of this many documents or more, postings are scored (and impacts.py's
+# columns added) with numpy; in a smaller one by a list comprehension: numpy costs 16 MB
+# of memory once imported, and saves a millisecond or less on the lists of such a vault.
+NUMPY_FROM = 20_000
 
 _kept: OrderedDict[tuple[str, str, str], tuple[array, array, array]] = OrderedDict()
 _held = [0]
@@ -55,6 +55,7 @@ def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float] |
     # whoosh.scoring.bm25, as postings._add_scores writes it, operation for operation
     score = partial(
         _scored,
+        searcher.doc_count_all() >= NUMPY_FROM,
         idf(searcher, field_name, word),
         K1 + 1,
         1 - b,
@@ -76,6 +77,7 @@ def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float] |
 
 
 def _scored(
+    with_numpy: bool,
     word_idf: float,
     k1_plus_1: float,
     one_minus_b: float,
@@ -87,7 +89,7 @@ def _scored(
     deleted: Collection[int],
 ) -> tuple[list[int], list[float]]:
     """(live docnums, their scores) of one segment's postings of a word."""
-    if len(docnums) >= NUMPY_FROM:
+    if with_numpy:
         import numpy as np
 
         at = np.frombuffer(docnums, dtype=np.uint32)
