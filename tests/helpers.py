@@ -110,3 +110,11 @@ def reason_of(vault: Any, path: str) -> str:
     """The recorded problem of a file ("" if none). A test waits for the reason it expects:
     on a busy machine the watcher may first read a file half-written (a problem of its own)."""
     return vault.problems().get(path, {}).get("reason", "")
+
+
+def install_hook(vault_path: Path, name: str, script: str) -> None:
+    """An executable git hook of the vault's repository running this shell script."""
+    hook = vault_path / ".git" / "hooks" / name
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f"#!/bin/sh\n{script}\n")
+    hook.chmod(0o755)

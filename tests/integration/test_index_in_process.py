@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import create_args, git
+from tests.helpers import create_args, git, install_hook
 from vault_tool.engine.vault import Vault
 from vault_tool.storage import durable
 from vault_tool.storage.index_edit import IndexEditor, as_committed, index_info, on_disk
@@ -192,10 +192,7 @@ def test_a_full_disk_as_the_index_is_written_lands_the_commit_and_the_next_write
 
 def test_a_post_index_change_hook_has_git_write_the_index_and_runs(vault_path: Path):
     ran = vault_path.parent / "hook-ran"
-    hook = vault_path / ".git" / "hooks" / "post-index-change"
-    hook.parent.mkdir(exist_ok=True)
-    hook.write_text(f'#!/bin/sh\necho "$1 $2" >> "{ran}"\n')
-    hook.chmod(0o755)
+    install_hook(vault_path, "post-index-change", f'echo "$1 $2" >> "{ran}"')
     with Vault.open(vault_path) as vault:
         vault.remember(create_args("Seen by the hook"))
     assert ran.read_text().strip() != ""

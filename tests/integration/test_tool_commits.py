@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import create_args, git
+from tests.helpers import create_args, git, install_hook
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultUnavailable
 from vault_tool.storage.store import Store
@@ -124,10 +124,7 @@ def test_a_delete_removes_the_file_and_folders_left_empty(vault: Vault):
 
 def test_a_vault_with_a_commit_hook_commits_through_git_commit(vault_path: Path):
     marker = vault_path.parent / "post-commit.ran"
-    hook = vault_path / ".git" / "hooks" / "post-commit"
-    hook.parent.mkdir(exist_ok=True)
-    hook.write_text(f'#!/bin/sh\necho ran >> "{marker}"\n')
-    hook.chmod(0o755)
+    install_hook(vault_path, "post-commit", f'echo ran >> "{marker}"')
     with Vault.open(vault_path) as vault:
         vault.remember(create_args())
     assert marker.read_text() == "ran\n"
