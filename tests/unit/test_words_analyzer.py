@@ -21,7 +21,7 @@ from whoosh.analysis.tokenizers import default_pattern
 from whoosh.formats import Frequency
 from whoosh.support.charset import accent_map
 
-from vault_tool.core.text import QUESTION_WORDS, text_analyzer
+from vault_tool.core.text import QUESTION_WORDS, gloss_words, query_words, text_analyzer
 from vault_tool.core.words import STEMS_KEPT, WORD, Counted, Words
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-vault"
@@ -125,6 +125,15 @@ def test_the_counted_format_gives_what_whoosh_frequency_gives_of_the_chain() -> 
     assert list(ours.word_values(["a", "b", "a"], analyzer, mode="index")) == list(
         whoosh.word_values(["a", "b", "a"], chain(), mode="index")
     )
+
+
+def test_its_counts_hold_the_terms_of_its_tokens_in_order_of_first_use() -> None:
+    analyzer = text_analyzer()
+    for text in every_text():
+        terms = list(dict.fromkeys(token.text for token in analyzer(text)))
+        assert list(analyzer.counts(text)) == terms, text[:60]
+        assert query_words(text) == terms
+        assert gloss_words(text) == frozenset(terms)
 
 
 def test_its_table_of_words_as_written_stays_bounded() -> None:

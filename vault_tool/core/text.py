@@ -88,7 +88,7 @@ def gloss_words(gloss: str) -> frozenset[str]:
 
 @cache
 def _gloss_words(gloss: str) -> frozenset[str]:
-    return frozenset(t.text for t in shared_analyzer()(gloss))
+    return frozenset(shared_analyzer().counts(gloss))  # (its tokens' terms, in one pass)
 
 
 def query_words(text: str) -> list[str]:
@@ -101,7 +101,7 @@ def analysed_words(text: str) -> tuple[str, ...]:
     """The distinct analysed words of a text, in order of first use (cached)."""
     # Cached: feedback compares every search with the queries operators judged, and the
     # facts of every candidate are analysed again query after query.
-    return tuple(dict.fromkeys(token.text for token in shared_analyzer()(text)))
+    return tuple(shared_analyzer().counts(text))  # (its tokens' terms, first use first)
 
 
 @cache
