@@ -167,9 +167,7 @@ def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float]:
     if key in kept:
         kept.move_to_end(key)
         return kept[key]
-    found = decoded.word_scores(searcher, field_name, word)
-    if found is None:
-        found = bm25_scores(searcher, field_name, [word], None, None)
+    found = _scored(searcher, field_name, word)
     kept[key] = found
     held = per_reader(searcher.reader(), "word scores held", lambda: [0])
     held[0] += len(found)
@@ -311,15 +309,19 @@ def _column(searcher: Any, field_name: str, word: str) -> array | None:
 
 def _made_column(searcher: Any, field_name: str, word: str, size: int) -> array | None:
     """The word's scores as a column of size doubles (None if one is not above 0.0)."""
-    scores = decoded.word_scores(searcher, field_name, word)
-    if scores is None:
-        scores = bm25_scores(searcher, field_name, [word], None, None)  # (not kept twice)
+    scores = _scored(searcher, field_name, word)  # (not kept twice)
     if any(score <= 0.0 for score in scores.values()):
         return None
     column = array("d", bytes(8 * size))
     for docnum, score in scores.items():
         column[docnum] = score
     return column
+
+
+def _scored(searcher: Any, field_name: str, word: str) -> dict[int, float]:
+    """docnum -> the word's score: from its decoded postings, else walked (decoded.py)."""
+    found = decoded.word_scores(searcher, field_name, word)
+    return found if found is not None else bm25_scores(searcher, field_name, [word], None, None)
 
 
 def _to_drop(kept: OrderedDict, size: int) -> list[tuple[str, str]]:
