@@ -252,3 +252,33 @@ def _lengths_column():
     from whoosh.codec.whoosh3 import LENGTHS_COLUMN
 
     return LENGTHS_COLUMN
+
+
+def test_counts_from_the_kept_word_sets_equal_whooshs_own(index: Index):
+    linking = Memory(
+        memory_type="note",
+        title="Links",
+        body="See [[Billing invoices]] and [the rota](pager-rota.md).\n",
+        entities=(TEAM,),
+    )
+    with index.writer() as writer:
+        stat = {"version_id": "v1", "blob": "b1", "mtime_ns": 1, "size": 1}
+        writer.add_document(**document_for(linking, "notes/links.md", **stat))
+    fields = ("all", "names", "link_keys", "glosses", "entity_keys", "supersedes")
+    with index.searcher() as searcher:
+        leaves = [leaf for leaf, _ in searcher.reader().leaf_readers()]
+        held = {
+            (name, word)
+            for leaf in leaves
+            for name in fields
+            if name in leaf.indexed_field_names()
+            for word in leaf.field_terms(name)
+        }
+        assert {name for name, _ in held} >= {"all", "names", "link_keys", "glosses"}
+        asked = held | {(name, "nowhere at all") for name in fields}
+        for leaf in leaves:
+            for name, word in sorted(asked):
+                expected = leaf.doc_frequency(name, word)
+                assert postings.leaf_frequency(leaf, name, word) == expected, (name, word)
+            # Every field of these small segments, and the link fields of any, are sets.
+            assert postings._term_set(leaf, "all") is not None

@@ -83,16 +83,19 @@ def backlinks(searcher: Any, docnum: int) -> list[int]:
     lookup = _lookup(searcher)
     found: set[int] = set()
     again: set[int] = set()
+    # The links first: most notes have none, and then no name needs looking up.
     for name in filter(None, names):
-        answer = links.by_name(name, lookup)
-        if target in answer:
-            linking = docnums_with(searcher, "link_keys", links.WIKI + name)
-            (found if answer == [target] else again).update(linking)
+        linking = docnums_with(searcher, "link_keys", links.WIKI + name)
+        if linking:
+            answer = links.by_name(name, lookup)
+            if target in answer:
+                (found if answer == [target] else again).update(linking)
         again.update(docnums_with(searcher, "link_keys", links.FALLBACK + name))
     here = links.path_key(target)
     at_path = docnums_with(searcher, "link_keys", links.MARKDOWN + here)
-    alone = [p for p in lookup(links.PATH + here) if links.path_key(p) == here] == [target]
-    (found if alone else again).update(at_path)
+    if at_path:
+        alone = [p for p in lookup(links.PATH + here) if links.path_key(p) == here] == [target]
+        (found if alone else again).update(at_path)
     for candidate in sorted(again - found - {docnum}):
         source = _path(searcher, candidate)
         if any(

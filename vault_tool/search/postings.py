@@ -25,6 +25,14 @@ _LENGTHS: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _LENGTHS_KEPT = 32
 # Words whose count in one segment is kept (per segment reader) before the counts are dropped.
 _FREQUENCIES_KEPT = 50_000
+# Fields whose words a segment holds are kept as a set, so that a word it lacks costs no
+# lookup in Whoosh's term table (~20 us each, for each segment): fields with few words
+# that a query asks mostly for words no document has (a note's link keys, a gloss's
+# words: 99% of the link keys a query asks are missing)...
+_TERM_SET_FIELDS = frozenset({"link_keys", "glosses"})
+# ... and every field of a segment this small (the segments recent writes made): its set
+# costs about what a hundred lookups do, once in the segment's life.
+_TERM_SET_SEGMENT = 200
 # BM25's term saturation: Whoosh's 1.2 let a word said often outweigh two words said once
 # (bench/rare_words.py, two seeds: 0.9 found 207 notes of 240 by their rarer words, 1.2
 # 202; the question set's nDCG@10 the same; 0.9 is also Anserini's default).
@@ -304,10 +312,27 @@ def leaf_frequency(leaf: Any, field_name: str, word: str) -> int:
     key = (field_name, word)
     found = kept.get(key)
     if found is None:
+        held = _term_set(leaf, field_name)
+        if held is not None and word not in held:
+            return 0
         if len(kept) >= _FREQUENCIES_KEPT:
             kept.clear()
         found = kept[key] = leaf.doc_frequency(field_name, word)
     return found
+
+
+def _term_set(leaf: Any, field_name: str) -> frozenset[str] | None:
+    """Every word one segment holds in the field, where that is kept (see
+    _TERM_SET_FIELDS); None where it is not."""
+    if field_name not in _TERM_SET_FIELDS and leaf.doc_count_all() > _TERM_SET_SEGMENT:
+        return None
+
+    def words() -> frozenset[str]:
+        if field_name not in leaf.indexed_field_names():
+            return frozenset()
+        return frozenset(leaf.field_terms(field_name))
+
+    return per_reader(leaf, f"words of {field_name}", words)
 
 
 def idf(searcher: Any, field_name: str, word: str) -> float:
