@@ -74,6 +74,12 @@ def test_an_obsidian_folder_becomes_a_vault_in_place(tmp_path: Path):
     committed = set(git(root, "ls-files").splitlines())
     assert set(OBSIDIAN_FOLDER) <= committed
     assert not committed & set(NOT_NOTES)  # attachments and dot folders are the person's
+    # The notes went into one pack, not a loose object each (no automatic gc follows).
+    blobs = [git(root, "rev-parse", f"HEAD:{rel}").strip() for rel in OBSIDIAN_FOLDER]
+    objects = root / ".git" / "objects"
+    assert not [b for b in blobs if (objects / b[:2] / b[2:]).exists()]
+    assert len(list((objects / "pack").glob("*.pack"))) == 1
+    assert git(root, "fsck", "--strict", "--no-dangling") == ""
     with Vault.open(root) as vault:
         for rel, title in TITLES.items():
             hits = vault.search({"query": title})["selected_hits"]

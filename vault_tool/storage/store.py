@@ -166,7 +166,13 @@ class Store:
         found = found or adopt.Found()
         if found.notes:
             listed = "\0".join(found.notes).encode()
-            store.repo.run("add", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=listed)
+            # Streamed into one pack (git's bulk check-in, for files over the threshold):
+            # as loose objects, 10k notes cost a file each, and the commit below would
+            # start git's automatic gc in the background to pack and delete them all
+            # again (init of 10k notes: 19 s -> 13 s). A file git converts (a person's
+            # filter or eol attributes) is stored as git always does.
+            add = ["-c", "core.bigFileThreshold=1", "add", "--pathspec-from-file=-"]
+            store.repo.run(*add, "--pathspec-file-nul", stdin=listed)
         store.git("commit", "--quiet", "-m", adopt.first_commit_message(found))
         return store
 
