@@ -24,6 +24,7 @@ from vault_tool.core.printable import escape
 from vault_tool.engine.intake import SyncReport
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultError
+from vault_tool.storage.folder import files_under
 from vault_tool.storage.lease import Lease
 from vault_tool.storage.processes import HEARTBEAT_SECONDS
 
@@ -114,6 +115,9 @@ class Watcher:
         self._stop = threading.Event()
         self._pending = Debouncer(self.debounce, clock)
         self._rescan = False
+        # New top-level folders, not looked in yet; the memory files found in them, pending.
+        self._look_in: set[str] = set()
+        self._found_in_new: set[str] = set()
         self._clock = clock
         # After a failed take-in (git busy, a lock held): when to retry, and what was logged.
         self._retry_at = 0.0
@@ -280,21 +284,36 @@ class Watcher:
             self._unwatch_folder(rel)
         elif event.event_type in ("created", "moved"):
             self._watch_folder(rel)
-            # What was written into it before its watch began had no event: look once.
+            # What was written into it before its watch began had no event: look once,
+            # there only. (The whole vault, walked at the first write into a new type's
+            # folder, held up the writes that came next.)
             with self._mutex:
-                self._rescan = True
+                self._look_in.add(rel)
 
     def _flush(self) -> None:
         if self._clock() < self._retry_at:
             return
         with self._mutex:
             rescan, self._rescan = self._rescan, False
+            look_in, self._look_in = self._look_in, set()
+        found = [] if rescan else self._memory_files_in(look_in)  # (a rescan looks everywhere)
+        with self._mutex:
+            for path in found:  # due once quiet, as an event's file (a write may be midway)
+                self._pending.note(path)
+            self._found_in_new.update(found)
             due = self._pending.due()
+            came_new = self._found_in_new.intersection(due)
+            self._found_in_new -= came_new
         if (due or rescan) and not self._lease.held():
             # Frozen while another took over: it took in these changes when it started.
             raise LeaseLost
         try:
             due = [path for path in due if not self.vault.settled(path)]
+            if came_new.intersection(due):
+                # A person's file in a new folder may have been moved there from a folder
+                # whose event said only "deleted": the whole vault is looked over, so the
+                # two halves of the move meet. (The tool's own new folders need none.)
+                due, rescan = [], True
             if due:
                 self._tell_report(self.vault.sync_paths(due))
             if rescan:
@@ -307,11 +326,21 @@ class Watcher:
             self._retry_at = self._clock() + self.debounce
             with self._mutex:
                 self._pending.again(due)
+                self._found_in_new |= came_new
                 self._rescan = self._rescan or rescan
             return
         if self._waiting_for is not None and (due or rescan):
             self._tell({"event": "resumed"})
             self._waiting_for = None
+
+    def _memory_files_in(self, folders: set[str]) -> list[str]:
+        """The memory files in these top-level folders, as a rescan would list them."""
+        return [
+            rel
+            for folder in sorted(folders)
+            for rel, _ in files_under(self.root, folder)
+            if is_memory_path(rel)
+        ]
 
     def _tell_report(self, report: SyncReport) -> None:
         for done in report.commits:

@@ -16,9 +16,6 @@ from vault_tool.watcher import Watcher
 
 @pytest.fixture
 def watcher(vault: Vault) -> Iterator[Watcher]:
-    # The folder of the memories written here is there before: a new top-level folder
-    # has the watcher look over the whole vault once, which is not a write's own work.
-    (vault.root / "decision").mkdir()
     watching = Watcher(vault).start()
     assert watching.ready.wait(10)
     yield watching
@@ -47,6 +44,25 @@ def test_the_tools_own_write_is_known_before_any_intake_work(vault: Vault, watch
         vault.remember(create_args(f"Written by the tool {n}"))
     eventually(lambda: own.recognised >= 3, what="the watcher saw the three writes as ours")
     assert checked == [] and synced == []
+
+
+def test_the_tools_write_into_a_new_folder_has_the_watcher_walk_nothing(vault: Vault):
+    (vault.root / "people").mkdir()  # a person's folder, there before the watcher
+    watching = Watcher(vault).start()
+    try:
+        assert watching.ready.wait(10)
+        rescans = _calls_from_the_watcher(vault, "take_in_offline_changes")
+        synced = _calls_from_the_watcher(vault._intake, "sync_paths")
+        made = vault.remember(create_args("Written into a new folder"))  # its type's folder
+        assert not (vault.root / "people").samefile((vault.root / made["path"]).parent)
+        eventually(lambda: vault._store.repo.own.recognised >= 1, what="the new folder looked in")
+        # A person's note taken in afterwards: the watcher has finished with the folder.
+        (vault.root / "people" / "ana.md").write_text("---\ntitle: Ana\n---\nAna keeps wombats.\n")
+        eventually(lambda: vault.search({"query": "wombats"})["selected_hits"] != [])
+        assert rescans == []
+        assert synced == ["sync_paths"]  # the person's note; the tool's own file is settled
+    finally:
+        watching.stop()
 
 
 def test_a_hand_edit_right_after_a_write_is_committed_and_searchable(

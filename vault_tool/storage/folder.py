@@ -9,11 +9,13 @@ from pathlib import Path
 from vault_tool.storage.repo_state import NESTED_MARKERS
 
 
-def files_under(root: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
+def files_under(root: Path, top: str | None = None) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Every regular file under root (relative path, entry), without following symlinks and
     skipping dot entries (.git, .vault, .obsidian, .trash) and nested repositories or vaults
-    (their files are their own). FIFOs and devices are skipped: reading one could block."""
-    stack = [root]
+    (their files are their own). FIFOs and devices are skipped: reading one could block.
+    With top (a folder's path relative to root), only the files of that folder, as a walk
+    of root would list them."""
+    stack = [root / top if top else root]
     while stack:
         folder = stack.pop()
         try:
