@@ -8,7 +8,10 @@ written: only the deletions beside it, the idf and the average field length do. 
 word's postings in a segment (docnums, counts and the documents' field lengths) are
 decoded once and kept (at most KEPT_POSTINGS over all words, the least recently used
 dropped first), and each generation scores them in one pass, deleted documents left out
-(with numpy in a large vault).
+(with numpy in a large vault). A posting's score depends only on its (count, field length)
+pair, and a word's postings hold few distinct pairs (counts are small, lengths one of 256
+values): from the second generation that scores them on, each pair is scored once and the
+postings look their pair's score up in C (numbering the pairs costs about one scoring).
 
 The floats are postings.bm25_scores's, bit for bit: the same operations on the same
 doubles, in the same order (numpy's too: IEEE arithmetic, elementwise, no fused
@@ -19,8 +22,8 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections import OrderedDict
-from collections.abc import Collection
+from collections import OrderedDict, deque
+from collections.abc import Collection, Iterator
 from functools import partial
 from typing import Any
 
@@ -32,8 +35,8 @@ from vault_tool.search.postings import (
     leaf_matcher,
 )
 
-# Postings kept decoded, over all segments and words (~20 bytes each): this many, or ten
-# for each document of a larger vault (4 MB at 10,000 notes, 20 MB at 100,000).
+# Postings kept decoded, over all segments and words (~24 bytes each): this many, or ten
+# for each document of a larger vault (5 MB at 10,000 notes, 24 MB at 100,000).
 KEPT_POSTINGS = 200_000
 KEPT_PER_DOCUMENT = 10
 # In a vault of this many documents or more, postings are scored (and impacts.py's
@@ -41,15 +44,76 @@ KEPT_PER_DOCUMENT = 10
 # of memory once imported, and saves a millisecond or less on the lists of such a vault.
 NUMPY_FROM = 20_000
 
-_kept: OrderedDict[tuple[str, str, str], tuple[array, array, array]] = OrderedDict()
+
+class Decoded:
+    """A word's postings in one segment: docnums, counts and field lengths, deleted
+    documents' too; once scored twice, each posting's number of its (count, length) pair."""
+
+    __slots__ = ("docnums", "lengths", "numbers", "pairs", "scored", "tfs")
+
+    def __init__(self, docnums: array, tfs: array, lengths: array) -> None:
+        self.docnums, self.tfs, self.lengths = docnums, tfs, lengths
+        self.numbers: array | None = None
+        self.pairs: list[tuple[float, float]] = []
+        self.scored = 0
+
+    def __len__(self) -> int:
+        return len(self.docnums)
+
+    def numbered(self) -> tuple[array, list[tuple[float, float]]] | None:
+        """(each posting's pair number, the distinct pairs), from the second call on."""
+        self.scored += 1
+        if self.numbers is None and self.scored > 1:
+            numbers: dict[tuple[float, float], int] = {}
+            pairs = zip(self.tfs, self.lengths, strict=True)
+            self.numbers = array("I", [numbers.setdefault(p, len(numbers)) for p in pairs])
+            self.pairs = list(numbers)
+        return None if self.numbers is None else (self.numbers, self.pairs)
+
+
+_kept: OrderedDict[tuple[str, str, str], Decoded] = OrderedDict()
 _held = [0]
 _mutex = threading.Lock()
+
+
+class _Unread(Exception):
+    """A segment whose postings this module does not read (the caller walks them)."""
 
 
 def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float] | None:
     """docnum -> score of one word in a generation, for every live document that has it,
     in docnum order, as postings.bm25_scores scores it; None where a segment is not one
     this reads (the caller walks the postings instead)."""
+    found: dict[int, float] = {}
+    try:
+        for offset, docnums, scores in _segment_scores(searcher, field_name, word):
+            found.update(zip([docnum + offset for docnum in docnums], scores, strict=True))
+    except _Unread:
+        return None
+    return found
+
+
+def word_column(searcher: Any, field_name: str, word: str) -> array | None:
+    """word_scores as a column: one double per docnum of the generation, 0.0 where the
+    word is not (or the document is deleted). None where a segment is not one this reads,
+    or a score is not above 0.0 (a column cannot carry it: impacts.py)."""
+    column = array("d", bytes(8 * searcher.doc_count_all()))
+    try:
+        for offset, docnums, scores in _segment_scores(searcher, field_name, word):
+            if scores and min(scores) <= 0.0:
+                return None
+            at = docnums if not offset else map(offset.__add__, docnums)
+            deque(map(column.__setitem__, at, scores), maxlen=0)  # (a loop in C)
+    except _Unread:
+        return None
+    return column
+
+
+def _segment_scores(
+    searcher: Any, field_name: str, word: str
+) -> Iterator[tuple[int, Any, list[float]]]:
+    """(docnum offset, live docnums, their scores) of each segment that has the word;
+    _Unread where a segment is not one this reads."""
     weighting = searcher.weighting
     b = weighting._field_B.get(field_name, weighting.B)
     # whoosh.scoring.bm25, as postings._add_scores writes it, operation for operation
@@ -62,18 +126,15 @@ def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float] |
         b,
         searcher.avg_field_length(field_name) or 1,
     )
-    found: dict[int, float] = {}
     kept = max(KEPT_POSTINGS, KEPT_PER_DOCUMENT * searcher.doc_count_all())
     for reader, offset in searcher.reader().leaf_readers():
         if not leaf_frequency(reader, field_name, word):
             continue
         decoded = _postings(reader, field_name, word, kept)
         if decoded is None:
-            return None
+            raise _Unread
         deleted = getattr(reader, "deleted_docs_set", None)
-        docnums, scores = score(*decoded, deleted or ())
-        found.update(zip([docnum + offset for docnum in docnums], scores, strict=True))
-    return found
+        yield (offset, *score(decoded, deleted or ()))
 
 
 def _scored(
@@ -83,12 +144,11 @@ def _scored(
     one_minus_b: float,
     b: float,
     avgfl: float,
-    docnums: array,
-    tfs: array,
-    lengths: array,
+    decoded: Decoded,
     deleted: Collection[int],
-) -> tuple[list[int], list[float]]:
+) -> tuple[Any, list[float]]:
     """(live docnums, their scores) of one segment's postings of a word."""
+    docnums, tfs, lengths = decoded.docnums, decoded.tfs, decoded.lengths
     if with_numpy:
         import numpy as np
 
@@ -99,21 +159,23 @@ def _scored(
             at, tf, fl = at[live], tf[live], fl[live]
         scores = word_idf * ((tf * k1_plus_1) / (tf + K1 * (one_minus_b + b * fl / avgfl)))
         return at.tolist(), scores.tolist()
-    rows = zip(docnums, tfs, lengths, strict=True)
-    if deleted:
-        rows = ((docnum, tf, fl) for docnum, tf, fl in rows if docnum not in deleted)
-    kept = list(rows)
-    return [row[0] for row in kept], [
+    numbered = decoded.numbered()
+    pairs = numbered[1] if numbered is not None else zip(tfs, lengths, strict=True)
+    scores = [
         word_idf * ((tf * k1_plus_1) / (tf + K1 * (one_minus_b + b * fl / avgfl)))
-        for _, tf, fl in kept
+        for tf, fl in pairs
     ]
+    if numbered is not None:
+        scores = list(map(scores.__getitem__, numbered[0]))  # (a pair's score per posting)
+    if deleted:
+        live = [n for n, docnum in enumerate(docnums) if docnum not in deleted]
+        return [docnums[n] for n in live], [scores[n] for n in live]
+    return docnums, scores
 
 
-def _postings(
-    reader: Any, field_name: str, word: str, kept: int
-) -> tuple[array, array, array] | None:
-    """(local docnums, counts, field lengths) of every posting of word in one segment,
-    deleted documents too; kept per segment id (at most kept postings over all words)."""
+def _postings(reader: Any, field_name: str, word: str, kept: int) -> Decoded | None:
+    """The postings of word in one segment (Decoded), deleted documents' too; kept per
+    segment id (at most kept postings over all words)."""
     try:
         key = (reader.segment().segid, field_name, word)
     except AttributeError:
@@ -129,14 +191,14 @@ def _postings(
     with _mutex:
         if key not in _kept:
             _kept[key] = found
-            _held[0] += len(found[0])
+            _held[0] += len(found)
         while _held[0] > kept and len(_kept) > 1:
             _, dropped = _kept.popitem(last=False)
-            _held[0] -= len(dropped[0])
+            _held[0] -= len(dropped)
     return found
 
 
-def _decode(reader: Any, field_name: str, word: str) -> tuple[array, array, array] | None:
+def _decode(reader: Any, field_name: str, word: str) -> Decoded | None:
     matcher, _, blocks = leaf_matcher(reader.postings(field_name, word))
     if not blocks:
         return None
@@ -153,6 +215,6 @@ def _decode(reader: Any, field_name: str, word: str) -> tuple[array, array, arra
         tfs.extend(iter(matcher._weights))  # (float counts, stored as 32-bit floats)
         matcher._next_block()
     try:  # (a document with a posting of the field has a length in it)
-        return docnums, tfs, array("d", [table[docnum] for docnum in docnums])
+        return Decoded(docnums, tfs, array("d", [table[docnum] for docnum in docnums]))
     except TypeError:  # (one without: left to the walk, which says what is wrong)
         return None

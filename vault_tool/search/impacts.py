@@ -309,7 +309,10 @@ def _column(searcher: Any, field_name: str, word: str) -> array | None:
 
 def _made_column(searcher: Any, field_name: str, word: str, size: int) -> array | None:
     """The word's scores as a column of size doubles (None if one is not above 0.0)."""
-    scores = _scored(searcher, field_name, word)  # (not kept twice)
+    column = decoded.word_column(searcher, field_name, word)
+    if column is not None:
+        return column
+    scores = _scored(searcher, field_name, word)  # (walked; not kept twice)
     if any(score <= 0.0 for score in scores.values()):
         return None
     column = array("d", bytes(8 * size))
