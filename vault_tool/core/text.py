@@ -86,7 +86,8 @@ def gloss_words(gloss: str) -> frozenset[str]:
     return _gloss_words(gloss)
 
 
-@cache
+# Bounded: a server asks for every title and gloss it ranks, for as long as it runs.
+@lru_cache(maxsize=65536)
 def _gloss_words(gloss: str) -> frozenset[str]:
     return frozenset(shared_analyzer().counts(gloss))  # (its tokens' terms, in one pass)
 

@@ -10,7 +10,7 @@ word itself.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 
 # Longest first: "ership" before "er", so leadership gives lead, not leadersh.
 _SUFFIXES = ("ership", "ship", "er", "or")
@@ -19,7 +19,7 @@ _ADDED = ("er", "ership")
 _SHORTEST = 3
 
 
-@cache
+@lru_cache(maxsize=16384)  # (bounded: every word a long-running server is asked)
 def related_forms(word: str) -> tuple[str, ...]:
     """The analysed forms related to word: its stem without an agent or state suffix, and
     the stem with one (owner -> own, ownership; own -> owner, ownership; runner -> run;
