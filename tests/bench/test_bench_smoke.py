@@ -239,6 +239,7 @@ def test_targets_harness_prints_every_target_with_its_figure(
         stages = results[f"{name}_stages_ms"]  # (from the audit log's stages_ms)
         assert parts <= set(stages) and stages["in_server"] > 0 and "transport" in stages
     assert results["tools_list_chars"] > results["tools_list_tokens_estimate"] > 0
+    assert results["server_settled_s"] >= 0  # (the timed phases waited for the start-up)
     measured = [t for t in target_limits.TARGETS if t.figure(results) is not None]
     assert len(measured) == len(target_limits.TARGETS)  # bm25s absent: only a floor is missing
     targets.print_targets(results)
