@@ -282,3 +282,20 @@ def test_counts_from_the_kept_word_sets_equal_whooshs_own(index: Index):
                 assert postings.leaf_frequency(leaf, name, word) == expected, (name, word)
             # Every field of these small segments, and the link fields of any, are sets.
             assert postings._term_set(leaf, "all") is not None
+
+
+def test_posting_blocks_parsed_in_one_piece_are_the_matchers_own(index: Index):
+    from vault_tool.search import decoded
+
+    def live(blocks, deleted) -> list[tuple[int, float]]:
+        return [(d, w) for ids, ws in blocks for d, w in zip(ids, ws, strict=True)
+                if d not in deleted]  # fmt: skip
+
+    with index.searcher() as searcher:
+        for leaf, _ in searcher.reader().leaf_readers():
+            deleted = set(leaf.all_doc_ids()) ^ set(range(leaf.doc_count_all()))
+            for word in leaf.field_terms("all"):
+                whole = decoded._blocks(postings.leaf_matcher(leaf.postings("all", word))[0])
+                matcher = postings.leaf_matcher(leaf.postings("all", word))[0]
+                walked = decoded._walked_blocks(matcher)
+                assert live(whole, deleted) == live(walked, deleted), word

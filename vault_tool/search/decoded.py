@@ -20,12 +20,19 @@ multiply-add); tests/integration/test_search_decoded.py compares the two.
 
 from __future__ import annotations
 
+import io
+import pickle
+import struct
 import threading
+import zlib
 from array import array
 from collections import OrderedDict, deque
 from collections.abc import Collection, Iterator
 from functools import partial
+from itertools import accumulate
 from typing import Any
+
+from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC
 
 from vault_tool.search.postings import (
     K1,
@@ -72,6 +79,7 @@ class Decoded:
 
 
 _kept: OrderedDict[tuple[str, str, str], Decoded] = OrderedDict()
+_INT = struct.Struct("!i")  # (a posting block's length, as Whoosh's StructFile writes it)
 _held = [0]
 _mutex = threading.Lock()
 
@@ -206,15 +214,58 @@ def _decode(reader: Any, field_name: str, word: str) -> Decoded | None:
     if not isinstance(table, list):
         return None
     docnums, tfs = array("I"), array("d")
+    try:
+        blocks = list(_blocks(matcher))
+    except (ValueError, struct.error, pickle.UnpicklingError, zlib.error):
+        blocks = list(_walked_blocks(matcher))  # (not laid out as _blocks reads them)
+    for ids, weights in blocks:  # (iter: an array of another type code is not taken)
+        docnums.extend(iter(ids))
+        tfs.extend(iter(weights))  # (float counts, stored as 32-bit floats)
+    try:  # (a document with a posting of the field has a length in it)
+        return Decoded(docnums, tfs, array("d", [table[docnum] for docnum in docnums]))
+    except TypeError:  # (one without: left to the walk, which says what is wrong)
+        return None
+
+
+def _blocks(matcher: Any) -> Iterator[tuple[Any, Any]]:
+    """(docnums, counts) of each of a W3 leaf matcher's posting blocks, as its _read_ids
+    and _read_weights give them, parsed from the term's postings read in one piece:
+    Whoosh reads a block's length, its pickled statistics and its data a few bytes at a
+    time, about twenty reads a block, and undoes the docnums' deltas in a generator."""
+    length = matcher._length  # (the term info's extent: Whoosh keeps it as a 1-tuple)
+    length = length[0] if isinstance(length, tuple) and len(length) == 1 else length
+    if not isinstance(length, int):
+        raise ValueError(f"a posting extent of {length!r}")
+    raw = matcher._postfile.get(matcher._startoffset, length)
+    if raw[:4] != WHOOSH3_HEADER_MAGIC:
+        raise ValueError(f"posting block tag error {raw[:4]!r}")
+    at = 4
+    while True:
+        (length,) = _INT.unpack_from(raw, at)
+        last = length < 0
+        end = at + _INT.size + abs(length)
+        block = io.BytesIO(raw[at + _INT.size : end])
+        count, _, _, compression, _, _ = pickle.load(block)
+        data = block.read()
+        ids, weights = pickle.loads(zlib.decompress(data) if compression else data)[:2]
+        if not matcher._byteids:
+            ids = accumulate(ids)  # (each block's first docnum is whole, the rest deltas)
+        if weights is None or isinstance(weights, float):
+            weights = array("f", [1.0 if weights is None else weights]) * count
+        if end > len(raw) or (last and end != len(raw)):
+            raise ValueError("posting blocks not where the term's extent says")
+        yield ids, weights
+        if last:
+            return
+        at = end
+
+
+def _walked_blocks(matcher: Any) -> Iterator[tuple[Any, Any]]:
+    """What _blocks gives, through the matcher's own reads."""
     while matcher.is_active():
         if matcher._ids is None:
             matcher._read_ids()
         if matcher._weights is None:
             matcher._read_weights()
-        docnums.extend(iter(matcher._ids))
-        tfs.extend(iter(matcher._weights))  # (float counts, stored as 32-bit floats)
+        yield matcher._ids, matcher._weights
         matcher._next_block()
-    try:  # (a document with a posting of the field has a length in it)
-        return Decoded(docnums, tfs, array("d", [table[docnum] for docnum in docnums]))
-    except TypeError:  # (one without: left to the walk, which says what is wrong)
-        return None
