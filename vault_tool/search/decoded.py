@@ -56,12 +56,11 @@ class Decoded:
     """A word's postings in one segment: docnums, counts and field lengths, deleted
     documents' too; once scored twice, each posting's number of its (count, length) pair."""
 
-    __slots__ = ("docnums", "lengths", "numbers", "pairs", "scored", "tfs")
+    __slots__ = ("_numbered", "docnums", "lengths", "scored", "tfs")
 
     def __init__(self, docnums: array, tfs: array, lengths: array) -> None:
         self.docnums, self.tfs, self.lengths = docnums, tfs, lengths
-        self.numbers: array | None = None
-        self.pairs: list[tuple[float, float]] = []
+        self._numbered: tuple[array, list[tuple[float, float]]] | None = None
         self.scored = 0
 
     def __len__(self) -> int:
@@ -70,12 +69,12 @@ class Decoded:
     def numbered(self) -> tuple[array, list[tuple[float, float]]] | None:
         """(each posting's pair number, the distinct pairs), from the second call on."""
         self.scored += 1
-        if self.numbers is None and self.scored > 1:
+        if self._numbered is None and self.scored > 1:
             numbers: dict[tuple[float, float], int] = {}
             pairs = zip(self.tfs, self.lengths, strict=True)
-            self.numbers = array("I", [numbers.setdefault(p, len(numbers)) for p in pairs])
-            self.pairs = list(numbers)
-        return None if self.numbers is None else (self.numbers, self.pairs)
+            found = array("I", [numbers.setdefault(p, len(numbers)) for p in pairs])
+            self._numbered = (found, list(numbers))  # (one assignment: a reader sees both)
+        return self._numbered
 
 
 _kept: OrderedDict[tuple[str, str, str], Decoded] = OrderedDict()
