@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import create_args
+from vault_tool.core import calls, schema
 from vault_tool.core.calls import check_call
 from vault_tool.core.search_call import check_search
 from vault_tool.errors import InvalidInput, LimitExceeded
@@ -129,3 +130,11 @@ def test_a_since_that_is_not_a_string_is_listed_beside_the_other_problems() -> N
 def test_a_lifetime_out_of_range_is_refused_with_its_limits(ttl: int) -> None:
     problem = _refusal(check_call, {**create_args(), "ttl_seconds": ttl})
     assert problem.message.startswith("ttl_seconds: ") and "problems" not in problem.to_dict()
+
+
+def test_warming_compiles_what_the_first_remember_checks() -> None:
+    schema._is_valid.cache_clear()
+    calls.warm()  # (a valid call: it raises for anything else)
+    compiled = schema._is_valid.cache_info().misses
+    check_call(create_args())
+    assert compiled and schema._is_valid.cache_info().misses == compiled  # none again

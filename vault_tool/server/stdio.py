@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core import calls
 from vault_tool.server import handshake
 from vault_tool.server.before_sdk import EarlyServer, Inbox
 from vault_tool.server.runtime import Runtime
@@ -148,6 +149,7 @@ def _warm_up(
     finally:
         ready.set()
         inbox.wake()
+    calls.warm()  # (idle now: the first remember's checks compiled ahead of it)
 
 
 async def _serve(
