@@ -21,8 +21,12 @@ from vault_tool.storage.processes import CLEAN, git_processes
 # there, and walks the folder only after the file appeared: it removes every note made
 # since it started. (A real clean cannot be held in that state on purpose; this process
 # looks like one where it counts: named git, `clean` on its command line, in the vault.)
+# "Made since it started" is "not listed when it started": a file's time stamp could fall in
+# the same clock tick as a marker's.
 SLOW_CLEAN = """#!/bin/sh
-new() { find . -name .git -prune -o -name '*.md' -newer "$MARKER" -print; }
+notes() { find . -name .git -prune -o -name '*.md' -print | sort; }
+notes > "$LISTED" && touch "$LISTED.done"
+new() { notes | comm -13 "$LISTED" -; }
 while [ -z "$(new)" ]; do sleep 0.01; done
 sleep 0.5
 new | xargs rm -f
@@ -64,11 +68,11 @@ def test_a_git_clean_that_read_the_index_before_the_commit_is_waited_out(
     vault: Vault, vault_path: Path, tmp_path: Path
 ):
     stand_in = _stand_in(tmp_path, SLOW_CLEAN)
-    marker = tmp_path / "started"
-    marker.touch()
-    env = {"PATH": "/usr/bin:/bin", "MARKER": str(marker)}
+    listed = tmp_path / "listed"
+    env = {"PATH": "/usr/bin:/bin", "LISTED": str(listed)}
     clean = subprocess.Popen([str(stand_in), "clean", "-xfd"], cwd=vault_path, env=env)
     try:
+        eventually(lambda: (tmp_path / "listed.done").exists())  # (it knows the notes there)
         eventually(lambda: git_processes(vault_path.resolve(), CLEAN) == [clean.pid])
         made = vault.remember(create_args("Staging needs the VPN"))
         answered_after_the_clean = clean.poll() is not None
