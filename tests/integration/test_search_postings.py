@@ -297,5 +297,5 @@ def test_posting_blocks_parsed_in_one_piece_are_the_matchers_own(index: Index):
             for word in leaf.field_terms("all"):
                 whole = decoded._blocks(postings.leaf_matcher(leaf.postings("all", word))[0])
                 matcher = postings.leaf_matcher(leaf.postings("all", word))[0]
-                walked = decoded._walked_blocks(matcher)
+                walked = [(ids, weights) for ids, weights, _ in postings.posting_blocks(matcher)]
                 assert live(whole, deleted) == live(walked, deleted), word

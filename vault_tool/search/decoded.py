@@ -40,6 +40,7 @@ from vault_tool.search.postings import (
     idf,
     leaf_frequency,
     leaf_matcher,
+    posting_blocks,
 )
 
 # Postings kept decoded, over all segments and words (~24 bytes each): this many, or ten
@@ -216,7 +217,8 @@ def _decode(reader: Any, field_name: str, word: str) -> Decoded | None:
     try:
         blocks = list(_blocks(matcher))
     except (ValueError, struct.error, pickle.UnpicklingError, zlib.error):
-        blocks = list(_walked_blocks(matcher))  # (not laid out as _blocks reads them)
+        # (not laid out as _blocks reads them: through the matcher's own reads)
+        blocks = [(ids, weights) for ids, weights, _ in posting_blocks(matcher)]
     for ids, weights in blocks:  # (iter: an array of another type code is not taken)
         docnums.extend(iter(ids))
         tfs.extend(iter(weights))  # (float counts, stored as 32-bit floats)
@@ -257,14 +259,3 @@ def _blocks(matcher: Any) -> Iterator[tuple[Any, Any]]:
         if last:
             return
         at = end
-
-
-def _walked_blocks(matcher: Any) -> Iterator[tuple[Any, Any]]:
-    """What _blocks gives, through the matcher's own reads."""
-    while matcher.is_active():
-        if matcher._ids is None:
-            matcher._read_ids()
-        if matcher._weights is None:
-            matcher._read_weights()
-        yield matcher._ids, matcher._weights
-        matcher._next_block()
