@@ -21,7 +21,7 @@ from typing import Any
 
 from vault_tool.core.ids import is_memory_path
 from vault_tool.core.printable import escape
-from vault_tool.engine.intake import SyncReport
+from vault_tool.engine.file_indexing import SyncReport
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultError
 from vault_tool.storage.folder import files_under
@@ -315,9 +315,9 @@ class Watcher:
                 # two halves of the move meet. (The tool's own new folders need none.)
                 due, rescan = [], True
             if due:
-                self._tell_report(self.vault.sync_paths(due))
+                self._took_in(self.vault.sync_paths(due))
             if rescan:
-                self._tell_report(self._sync_everything())
+                self._took_in(self._sync_everything())
         except VaultError as problem:
             # Said once, not at every retry: a merge can last minutes.
             if str(problem) != self._waiting_for:
@@ -342,7 +342,8 @@ class Watcher:
             if is_memory_path(rel)
         ]
 
-    def _tell_report(self, report: SyncReport) -> None:
+    def _took_in(self, report: SyncReport) -> None:
+        """Tell what a take-in did, and look again at what was still being written."""
         for done in report.commits:
             self._tell(
                 {
@@ -355,6 +356,11 @@ class Watcher:
             )
         for path, problem in report.problems.items():
             self._tell({"event": report.kept.get(path, "problem"), "path": path, **problem})
+        # A file still being written is looked at again once quiet: its last save's event
+        # may have come before this look, and no other may follow.
+        with self._mutex:
+            for path in report.changing:
+                self._pending.note(path)
 
     def _tell(self, event: dict[str, Any]) -> None:
         if self._narrate is not None:

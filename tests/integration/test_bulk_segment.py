@@ -16,7 +16,7 @@ from whoosh.writing import SegmentWriter
 
 from tests.helpers import git
 from vault_tool.core.memory import Memory, parse
-from vault_tool.engine.intake import BULK_DOCUMENTS
+from vault_tool.engine.file_indexing import BULK_DOCUMENTS
 from vault_tool.engine.vault import Vault
 from vault_tool.search.bulk_segment import BulkSegmentWriter
 from vault_tool.search.documents import document_for, whoosh_schema

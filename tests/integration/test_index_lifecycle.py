@@ -229,7 +229,7 @@ def test_a_catch_up_asks_the_writer_which_files_are_new_when_its_view_is_not_the
                 yield before
 
         index.searcher = kept
-        intake.index_paths([made["path"]], [], unindexed={made["path"]})
+        intake.files.index_paths([made["path"]], [], unindexed={made["path"]})
         del index.searcher
         hits = vault.search({"query": "blog engine"})["selected_hits"]
         assert [h["title"] for h in hits] == ["Ana owns the blog engine"]

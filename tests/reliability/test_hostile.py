@@ -22,6 +22,7 @@ from tests.helpers import create_args, eventually, git, snapshot
 from vault_tool.checks import verify as health
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import InvalidInput, NotFound, VaultError
+from vault_tool.storage import steady
 from vault_tool.watcher import Watcher
 
 SENTINEL_WORD = "zqxsentinelword"
@@ -254,12 +255,14 @@ def test_a_file_rewritten_while_it_is_taken_in_never_gets_a_broken_or_secret_com
     stop = threading.Event()
 
     def typist() -> None:
+        # Bursts of saves a millisecond apart (reads overlap them), each ending on another
+        # version and held for a moment (long enough to be taken in as it is).
         n = 0
         while not stop.is_set():
             with open(path, "wb") as out:  # in place, as many editors save
                 out.write(versions[n % len(versions)])
             n += 1
-            time.sleep(0.001)
+            time.sleep(0.001 if n % 7 else 0.06)
 
     path.write_bytes(versions[0])
     thread = threading.Thread(target=typist)
@@ -291,6 +294,66 @@ def test_a_file_rewritten_while_it_is_taken_in_never_gets_a_broken_or_secret_com
         )
         assert shown.stdout in allowed, shown.stdout
     assert git(vault_path, "status", "--porcelain") == ""
+
+
+def _every_read_within_a_tick_of(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step the clock file times are compared with to path's last change, so every read
+    looks as if it might overlap a save (steady.py), as while an editor saves again and
+    again; monkeypatch.undo() lets time run on."""
+    monkeypatch.setattr(steady, "clock", lambda: os.lstat(path).st_ctime_ns)
+
+
+def test_a_file_that_never_holds_still_is_left_as_it_was_and_taken_in_once_it_does(
+    vault_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    path = vault_path / "notes" / "busy.md"
+    path.parent.mkdir()
+    path.write_bytes(b"# Busy\n\nFirst words.\n")
+    with Vault.open(vault_path) as vault:
+        vault.sync_paths(["notes/busy.md"])
+        first = git(vault_path, "rev-parse", "HEAD")
+        path.write_bytes(b"# Busy\n\nNewer words.\n")
+        _every_read_within_a_tick_of(path, monkeypatch)
+        report = vault.sync_paths(["notes/busy.md"])
+        assert report.changing == ["notes/busy.md"]
+        assert report.commits == [] and report.indexed == []
+        assert "kept changing" in vault.problems()["notes/busy.md"]["reason"]
+        assert git(vault_path, "rev-parse", "HEAD") == first
+        assert "First words" in vault.read("notes/busy")["content_md"]
+        # A catch-up (any CLI read) leaves it for its next look too.
+        assert vault.catch_up().changing == ["notes/busy.md"]
+        assert "First words" in vault.read("notes/busy")["content_md"]
+        monkeypatch.undo()
+        report = vault.sync_paths(["notes/busy.md"])
+        assert report.changing == [] and len(report.commits) == 1
+        assert "notes/busy.md" not in vault.problems()
+        assert "Newer words" in vault.read("notes/busy")["content_md"]
+    assert git(vault_path, "show", "HEAD:notes/busy.md") == "# Busy\n\nNewer words."
+
+
+def test_the_watcher_looks_again_at_a_file_that_was_still_being_written(
+    vault_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    path = vault_path / "notes" / "busy.md"
+    path.parent.mkdir()
+    path.write_bytes(b"# Busy\n\nFirst words.\n")
+    events: list[dict] = []
+    with Vault.open(vault_path) as vault:
+        vault.sync_paths(["notes/busy.md"])
+        watcher = Watcher(vault, narrate=events.append).start()
+        try:
+            assert watcher.ready.wait(15)
+            _every_read_within_a_tick_of(path, monkeypatch)
+            path.write_bytes(b"# Busy\n\nNewer words.\n")
+            eventually(
+                lambda: any("kept changing" in e.get("reason", "") for e in events), timeout=15
+            )
+            monkeypatch.undo()
+            # No save follows: only the watcher's second look takes the last one in.
+            eventually(lambda: "Newer words" in git(vault_path, "show", "HEAD:notes/busy.md"))
+        finally:
+            watcher.stop()
+    assert [e["event"] for e in events] == ["problem", "commit"]
 
 
 @pytest.mark.timeout(60)

@@ -31,6 +31,7 @@ from vault_tool.storage.repo_state import (
     conflict_line,
     markers_in_front_matter,
 )
+from vault_tool.storage.steady import StillWritten
 from vault_tool.storage.store import Store
 
 HAND_EDIT_CLIENT = "hand-edit"
@@ -38,6 +39,10 @@ HAND_EDIT_CLIENT = "hand-edit"
 MAX_PARTNER_CANDIDATES = 500
 # The kinds of file not taken in, as the watcher narrates them.
 REFUSED, PROBLEM, SECRET = "refused", "problem", "secret"
+# Not taken in yet: the file changed as it was read. Read again, and a problem if it goes on.
+CHANGING = "changing"
+CHANGING_REASON = "it kept changing while it was read (something is still writing it)"
+CHANGING_HINT = "nothing to do: it is taken in once it has not changed for a moment"
 
 
 @dataclass(frozen=True)
@@ -84,18 +89,23 @@ class HandEdits:
         self.root = store.root
 
     def check(self, path: str, doc: Indexed | None) -> Checked | Kept | None:
-        """This file's change, ready to commit and index; Kept if it must not be taken in;
+        """This file's change, ready to commit and index; Kept if it must not be taken in
+        (kind CHANGING: being written as it was read, storage/steady.py: read it again);
         None if there is nothing to take in (it equals what is indexed and committed)."""
-        # Stat before reading: a change after the read then shows as a stale stat.
         stat = stat_or_none(self.root / path)
         if stat is not None and not (S_ISREG(stat.st_mode) or S_ISLNK(stat.st_mode)):
             return _kept(REFUSED, None, "not a regular file (a FIFO or a device)", "remove it")
         try:
-            data = self.store.read_bytes(path) if stat is not None else None
+            whole = self.store.read_whole(path) if stat is not None else None
         except InvalidInput as refused:  # a symlink, or a folder that leads out
             return _kept(REFUSED, None, refused.message, refused.hint)
-        if data is None or stat is None:
+        except StillWritten:
+            return _kept(CHANGING, None, CHANGING_REASON, CHANGING_HINT)
+        if whole is None:
             return self._gone(path, doc)
+        # The stat the bytes had while they were read: if the file changes after, catch-up
+        # and the next event see a stale stat and read it again.
+        data, stat = whole.data, whole.stat
         if self.taken_in(doc, path, data):
             return None
         try:
@@ -138,8 +148,9 @@ class HandEdits:
             doc is not None and doc.blob == blob_sha(data) and self.store.matches_head(path, data)
         )
 
-    def add_move_partners(self, ready: dict[str, Checked], known: dict[str, Any]) -> None:
-        """Add to ready the other end of each move that only one end of is in it.
+    def add_move_partners(self, ready: dict[str, Checked], known: dict[str, Any]) -> list[str]:
+        """Add to ready the other end of each move that only one end of is in it; the
+        candidates that were being written as they were read (they may be such an end).
 
         A watcher may be told of a move as a delete and a create in two batches (one per
         watched folder). The other end of a gone file is among the files git sees as new
@@ -157,18 +168,22 @@ class HandEdits:
                 indexed = {d.path for d in self._same_memory(checked.memory)} - set(ready)
                 others.update(p for p in indexed if not (self.root / p).exists())
         candidates: dict[str, Checked] = {}
+        changing = []
         for path in sorted(others):
             doc = known.get(path) or self.index.by_path(path)
             checked = self.check(path, doc)
             if isinstance(checked, Checked) and (checked.new or checked.was is not None):
                 candidates[path] = checked
                 known[path] = doc
+            elif isinstance(checked, Kept) and checked.kind == CHANGING:
+                changing.append(path)
         if not candidates:
-            return
+            return changing
         for old, new_path in find_moves({**ready, **candidates}).items():
             for path in (old, new_path):
                 if path in candidates:
                     ready[path] = candidates[path]
+        return changing
 
     def _same_memory(self, memory: Memory) -> list[Indexed]:
         """Indexed memories with this one's id, or with its type, title and text."""

@@ -1,6 +1,7 @@
 """Keeping the index in step with the folder: catch-up, reindex, and hand edits.
 
-The watcher and the start-up of every long-lived process feed changed paths here. A file
+The watcher and the start-up of every long-lived process feed changed paths here; which
+files to read is decided here, and file_indexing.py reads them into the index. A file
 that does not parse (or holds a secret) is neither indexed nor committed: its last good
 version stays searchable and the problem is recorded for `vault-tool doctor`. A memory a
 merge committed with conflict markers in its body is indexed as it is, and flagged
@@ -10,24 +11,20 @@ merge committed with conflict markers in its body is indexed as it is, and flagg
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import time
 from stat import S_ISREG
 from typing import Any
 
-from vault_tool.core.memory import UTF8_HINT
+from vault_tool.engine.file_indexing import FileIndexer, Progress, SyncReport
 from vault_tool.engine.hand_edits import (
+    CHANGING,
+    PROBLEM,
     Checked,
-    Committed,
     HandEdits,
     Kept,
-    merge_flag,
-    parse_memory,
-    secret_problem,
     stat_or_none,
 )
-from vault_tool.errors import InvalidInput, UnparseableFile, VaultError
+from vault_tool.errors import InvalidInput, VaultError
 from vault_tool.search.documents import document_for
 from vault_tool.search.index import Index
 from vault_tool.search.recent import SOFT_DOCUMENTS
@@ -35,27 +32,13 @@ from vault_tool.storage import problems as recorded
 from vault_tool.storage.durable import replace_text
 from vault_tool.storage.git import blob_sha
 from vault_tool.storage.repo_state import NestedFolders, read_state
+from vault_tool.storage.steady import RACY_SECONDS
 from vault_tool.storage.store import Store
 
-Progress = Callable[[int, int], None]
-# From this many files on, indexing runs in a second process beside the parsing.
-BULK_DOCUMENTS = 2000
+# How many times a file being written as it is read is read, RACY_SECONDS apart (~0.2 s).
+STEADY_TRIES = 10
 # In the index folder: the HEAD the last catch-up saw (deleted with the index it describes).
 HEAD_RECORD = "git-head"
-
-
-@dataclass
-class SyncReport:
-    """What a catch-up with the folder found and did."""
-
-    indexed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    problems: dict[str, dict[str, Any]] = field(default_factory=dict)
-    unchanged: int = 0
-    kept: dict[str, str] = field(default_factory=dict)  # path -> why: refused, problem, secret
-    # Indexed, and flagged: a merge committed their bodies with conflict markers.
-    flagged: dict[str, dict[str, Any]] = field(default_factory=dict)
-    commits: list[Committed] = field(default_factory=list)
 
 
 class Intake:
@@ -66,6 +49,7 @@ class Intake:
         self.index = index
         self.root = store.root
         self.hand_edits = HandEdits(store, index)
+        self.files = FileIndexer(store, index)
         # True while a catch-up has found changes it has not indexed yet: searches say so then,
         # and only then (a scan that finds nothing to do is not worth a note).
         self.pending = False
@@ -106,7 +90,7 @@ class Intake:
         changed += recommitted
         if changed or report.removed:
             unindexed = set(changed) - set(known)
-            self.index_paths(changed, report.removed, report, progress, unindexed=unindexed)
+            self.files.index_paths(changed, report.removed, report, progress, unindexed=unindexed)
         with contextlib.suppress(OSError):  # without it, the next catch-up checks more
             replace_text(self.index.dir / HEAD_RECORD, head)
         return report
@@ -170,7 +154,7 @@ class Intake:
                 for f in searcher.all_stored_fields()
                 if f["path"] in candidates
             }
-        versions = self._versions_of(candidates)
+        versions = self.files.versions_of(candidates)
         return sorted(p for p, v in indexed.items() if p in versions and versions[p] != v)
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
@@ -182,84 +166,6 @@ class Intake:
             self.index.clear()
         return self.catch_up(progress)
 
-    def index_paths(
-        self,
-        paths: list[str],
-        removed: list[str],
-        report: SyncReport | None = None,
-        progress: Progress | None = None,
-        unindexed: set[str] | frozenset[str] = frozenset(),
-    ) -> SyncReport:
-        """Re-read and index these files; a file that does not parse keeps its last good version.
-
-        Paths in `unindexed` are known to have no document yet, which spares Whoosh the
-        lookup of an old one (a third of a full reindex).
-        """
-        report = report or SyncReport()
-        self.store.commits.own.forget([*paths, *removed])  # indexed here, as they are now
-        problems = recorded.load(self.store.run_dir)
-        bulk = len(paths) >= BULK_DOCUMENTS and (os.cpu_count() or 1) > 1
-        with self.store.write_lock(), self.index.writer(bulk=bulk) as writer:
-            # Asked again under the lock: a file made since the caller looked (a write, a
-            # watcher's sync) is indexed by now and must not be added a second time, and a
-            # file removed then may be back.
-            unindexed = self.index.unindexed(writer, unindexed)
-            back = [p for p in removed if self.store.lists(p)]  # (indexed as it is now)
-            removed, paths = [p for p in removed if p not in back], [*paths, *back]
-            # Versions are read under the lock: a writer that was mid-way has committed.
-            committed = self.store.head_blobs() if paths else {}
-            versions = self._versions_of(set(paths), committed)
-            head = self.store.head_sha() if paths else ""
-            for path in removed:
-                writer.delete_by_term("path", path)
-                problems.pop(path, None)
-            for n, path in enumerate(paths, 1):
-                if progress:
-                    progress(n, len(paths))
-                try:
-                    stat = (self.root / path).stat()
-                    data = self.store.read_bytes(path)
-                    if data is None:
-                        continue
-                    memory = parse_memory(data, path, committed=self.store.matches_head)
-                except UnicodeDecodeError as problem:
-                    report.problems[path] = recorded.entry(
-                        None, f"not UTF-8 text ({problem.reason})", UTF8_HINT
-                    )
-                    continue
-                except UnparseableFile as problem:
-                    report.problems[path] = recorded.entry(
-                        problem.line, problem.reason, problem.hint
-                    )
-                    continue
-                except OSError:
-                    continue  # gone or unreadable since the listing: the next pass sees it
-                # What git holds passed this check when it was committed (or is a person's
-                # own commit); a file that differs may hold a secret no search may serve.
-                # Its last good version, if any, stays searchable, as for a hand edit.
-                if blob_sha(data) != committed.get(path) and (secret := secret_problem(data)):
-                    report.problems[path] = secret
-                    continue
-                problems.pop(path, None)
-                if flag := merge_flag(data):
-                    report.flagged[path] = flag
-                add = writer.add_document if path in unindexed else writer.update_document
-                add(
-                    **document_for(
-                        memory,
-                        path,
-                        version_id=versions.get(path, head),
-                        blob=blob_sha(data),
-                        mtime_ns=stat.st_mtime_ns,
-                        size=stat.st_size,
-                    )
-                )
-                report.indexed.append(path)
-        problems.update(report.problems)
-        problems.update(report.flagged)
-        recorded.save(self.store.run_dir, problems)
-        return report
-
     def sync_paths(self, paths: list[str], *, commit: bool | None = None) -> SyncReport:
         """Take in hand edits of these files: check, commit (one commit per memory, its
         subject saying what happened: core/changelog.py), index.
@@ -269,12 +175,28 @@ class Intake:
         `vault-tool doctor`. Files that equal what the index holds are skipped. While git is
         busy (repo_state.py) nothing is taken in: VaultBusy says why, and the caller retries.
         Files of a repository or vault nested in this one are not this vault's: ignored.
+        A file that changes as it is read (storage/steady.py) is read again, a clock tick
+        apart, a few times; if it never holds still it is left as it was, recorded as a
+        problem and listed in report.changing, for the caller's next look.
         """
-        self.store.commits.require_committable()
         commit = self.store.config.auto_commit if commit is None else commit
-        report = SyncReport()
         nested = NestedFolders(self.root)
         paths = [p for p in paths if not nested.holds(p)]
+        for _ in range(STEADY_TRIES - 1):
+            report = self._sync_once(paths, commit, last_try=False)
+            if report is not None:
+                return report
+            time.sleep(RACY_SECONDS)
+        report = self._sync_once(paths, commit, last_try=True)
+        assert report is not None
+        return report
+
+    def _sync_once(self, paths: list[str], commit: bool, *, last_try: bool) -> SyncReport | None:
+        """One look at these files; None (and nothing done) if one of them, or the other
+        end of a move, was being written, unless this is the last try: those are then
+        left as they are, and the rest taken in (a move half-seen is two commits)."""
+        self.store.commits.require_committable()
+        report = SyncReport()
         problems = recorded.load(self.store.run_dir)
         self.store.commits.own.forget(paths)  # taken in here, as they are now
         with self.store.write_lock():
@@ -283,17 +205,18 @@ class Intake:
             for path in sorted(set(paths)):
                 checked = self.hand_edits.check(path, known[path])
                 if isinstance(checked, Kept):
-                    report.problems[path] = checked.entry
-                    report.kept[path] = checked.kind
+                    report.problems[path] = problems[path] = checked.entry
+                    report.kept[path] = PROBLEM if checked.kind == CHANGING else checked.kind
+                    if checked.kind == CHANGING:
+                        report.changing.append(path)
                 elif checked is not None:
                     ready[path] = checked
                 elif not _flags(problems.get(path), known[path]):
                     # Gone, or put back as indexed and committed: its problem is gone too.
                     problems.pop(path, None)
-            if commit:
-                self.hand_edits.add_move_partners(ready, known)
-            for path in report.problems:
-                problems[path] = report.problems[path]
+            partners_changing = self.hand_edits.add_move_partners(ready, known) if commit else []
+            if (report.changing or partners_changing) and not last_try:
+                return None
             for path, checked in ready.items():
                 problems.pop(path, None)
                 if checked.flag is not None:
@@ -336,7 +259,7 @@ class Intake:
         self, ready: dict[str, Checked], committed: dict[str, str], report: SyncReport
     ) -> None:
         present = {p for p, c in ready.items() if c.memory is not None and p not in committed}
-        versions = {**self._versions_of(present), **committed}
+        versions = {**self.files.versions_of(present), **committed}
         head = self.store.head_sha()
         # A few edits go to the journal of recent writes, as a tool write does (a segment
         # on disk costs ~50 ms more, between the save and the edit being found); many
@@ -360,19 +283,6 @@ class Intake:
                 ))  # fmt: skip
                 report.indexed.append(path)
 
-    def _versions_of(
-        self, paths: set[str], committed: dict[str, str] | None = None
-    ) -> dict[str, str]:
-        """path -> last commit that changed it; files git has never seen are left out.
-
-        A file that was never committed has no version of its own: it reports HEAD.
-        committed: HEAD's blobs, when the caller has read them already (one `git ls-tree`).
-        """
-        if not paths:
-            return {}
-        tracked = paths & set(self.store.head_blobs() if committed is None else committed)
-        return self.store.last_commits(tracked)
-
     def take_in_offline_changes(self, progress: Progress | None = None) -> SyncReport:
         """At start: commit hand edits made while nothing ran, then index whatever changed
         (VaultBusy while git is busy: nothing is taken in then)."""
@@ -388,6 +298,7 @@ class Intake:
         report.removed += caught.removed
         report.problems.update(caught.problems)
         report.flagged.update(caught.flagged)
+        report.changing += caught.changing
         return report
 
     def problems(self) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,8 @@ from typing import Any
 
 from vault_tool.core import calls, ids, projects, search_call
 from vault_tool.engine import deletions, history, reads, restoring, status, syncing
-from vault_tool.engine.intake import Intake, Progress, SyncReport
+from vault_tool.engine.file_indexing import Progress, SyncReport
+from vault_tool.engine.intake import Intake
 from vault_tool.engine.ledger import Ledger
 from vault_tool.engine.lookups import Lookups
 from vault_tool.engine.meaning import Meaning

@@ -51,6 +51,7 @@ from vault_tool.storage.locks import WriteLock
 from vault_tool.storage.processes import git_command
 from vault_tool.storage.repair import Repairs
 from vault_tool.storage.repo_state import NestedFolders
+from vault_tool.storage.steady import Whole, read_whole
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +236,14 @@ class Store:
         """A file's bytes, or None if it does not exist."""
         try:
             return self.resolve(relpath).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def read_whole(self, relpath: str) -> Whole | None:
+        """A file's bytes and stat, read whole (steady.py: StillWritten while it cannot be
+        told); None if it does not exist."""
+        try:
+            return read_whole(self.resolve(relpath))
         except (FileNotFoundError, NotADirectoryError):
             return None
 

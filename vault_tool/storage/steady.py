@@ -1,0 +1,70 @@
+"""Reading a file a person may be writing at that moment: whole, or not yet.
+
+An editor that saves in place truncates the file and writes it again. A read that overlaps
+can hold the start of one version and the end of another (a read runs until end of file, in
+several calls), and such bytes often parse: a title and half a body. They must never be
+committed.
+
+A read is whole when the file's stat is the same before and after it, and the file last
+changed longer before the read than a clock tick. File systems stamp mtime and ctime from a
+coarse clock (a jiffy: up to 10 ms on Linux), so a rewrite to the same size within the tick of
+the stat before leaves that stat as it was. This is git's "racily clean" file, answered as git
+answers it: a file too new to tell is read again once it is old enough.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+# A change this close to a read may have been stamped with the same time as one during it:
+# twice the coarsest clock tick Linux stamps files with (HZ=100).
+RACY_NS = 20_000_000
+RACY_SECONDS = RACY_NS / 1e9
+# The wall clock file times are stamped from (a test steps its own).
+clock: Callable[[], int] = time.time_ns
+
+
+@dataclass(frozen=True)
+class Whole:
+    """A file's bytes, read whole, and its stat while they were its content."""
+
+    data: bytes
+    stat: os.stat_result
+
+
+class StillWritten(Exception):
+    """The file changed while it was read, or changed too recently to tell: read it later."""
+
+
+def read_whole(path: Path) -> Whole:
+    """The file's bytes and stat, read whole; StillWritten if that cannot be told yet.
+
+    OSError as reading raises it (FileNotFoundError: gone). A symlink is not followed by
+    the stats, so it is the caller's to refuse before.
+    """
+    started = clock()
+    before = os.lstat(path)
+    with open(path, "rb") as file:
+        data = file.read()
+    after = os.lstat(path)
+    if _identity(before) != _identity(after) or len(data) != after.st_size:
+        raise StillWritten(str(path))
+    if too_new(after, started, clock()):
+        raise StillWritten(str(path))
+    return Whole(data, after)
+
+
+def too_new(stat: os.stat_result, started_ns: int, ended_ns: int) -> bool:
+    """Whether the file's last change (its ctime: mtime can be set back) may share a clock
+    tick with a read between these times. A change stamped well after the read is a clock
+    that disagrees with ours (a network file system), which no waiting would settle."""
+    changed = max(stat.st_mtime_ns, stat.st_ctime_ns)
+    return started_ns - RACY_NS <= changed <= ended_ns + RACY_NS
+
+
+def _identity(stat: os.stat_result) -> tuple[int, ...]:
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
