@@ -62,3 +62,16 @@ def test_a_file_stamped_by_a_clock_ahead_of_ours_is_read_not_waited_for(note, mo
 def test_a_missing_file_raises_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError):
         steady.read_whole(tmp_path / "gone.md")
+
+
+@pytest.mark.timeout(10)
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "pipe.md")  # (no writer: an open for reading would wait for ever)
+    with pytest.raises(OSError, match="not a regular file"):
+        steady.read_whole(tmp_path / "pipe.md")
+
+
+def test_a_symlink_is_not_followed(note, tmp_path):
+    (tmp_path / "link.md").symlink_to(note)
+    with pytest.raises(OSError):
+        steady.read_whole(tmp_path / "link.md")

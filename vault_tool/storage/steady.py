@@ -14,16 +14,19 @@ answers it: a file too new to tell is read again once it is old enough.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 
 # A change this close to a read may have been stamped with the same time as one during it:
 # twice the coarsest clock tick Linux stamps files with (HZ=100).
 RACY_NS = 20_000_000
 RACY_SECONDS = RACY_NS / 1e9
+CHUNK = 1 << 16
 # The wall clock file times are stamped from (a test steps its own).
 clock: Callable[[], int] = time.time_ns
 
@@ -43,14 +46,25 @@ class StillWritten(Exception):
 def read_whole(path: Path) -> Whole:
     """The file's bytes and stat, read whole; StillWritten if that cannot be told yet.
 
-    OSError as reading raises it (FileNotFoundError: gone). A symlink is not followed by
-    the stats, so it is the caller's to refuse before.
+    OSError as opening or reading raises it (FileNotFoundError: gone; ELOOP: a symlink,
+    which is never followed). A file replaced by a rename meanwhile is read as it was
+    before: a whole version, whose stale stat has the next look read the new one.
     """
     started = clock()
-    before = os.lstat(path)
-    with open(path, "rb") as file:
-        data = file.read()
-    after = os.lstat(path)
+    # (O_NONBLOCK: a FIFO put in its place since it was listed must not block the open)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        before = os.fstat(fd)
+        if not S_ISREG(before.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        chunks, want = [], before.st_size + 1  # (one read, and one that finds the end)
+        while chunk := os.read(fd, want):
+            chunks.append(chunk)
+            want = CHUNK
+        after = os.fstat(fd)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
     if _identity(before) != _identity(after) or len(data) != after.st_size:
         raise StillWritten(str(path))
     if too_new(after, started, clock()):
@@ -67,4 +81,4 @@ def too_new(stat: os.stat_result, started_ns: int, ended_ns: int) -> bool:
 
 
 def _identity(stat: os.stat_result) -> tuple[int, ...]:
-    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
