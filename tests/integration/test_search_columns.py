@@ -204,3 +204,59 @@ def test_a_full_set_of_columns_gives_way_only_to_a_word_asked_for_more_often(
     assert kept_words() == {"amber", "basalt"}
     assert ranked(index, "cobalt", True, monkeypatch) == ranked(index, "cobalt", None, monkeypatch)
     assert kept_words() == {"basalt", "cobalt"}  # asked twice: amber, asked once, gives way
+
+
+def _frequencies(searcher) -> dict[str, int]:
+    """Every word of the field -> how many documents hold it."""
+    words = [w.decode() for w in searcher.reader().lexicon("all")]
+    return {w: postings.doc_frequency(searcher, "all", w) for w in words}
+
+
+def test_warming_makes_the_most_common_words_columns_and_ranks_as_before(
+    index: Index, monkeypatch
+) -> None:
+    by_postings = {q: ranked(index, q, None, monkeypatch) for q in QUERIES}
+    monkeypatch.setattr(impacts, "COLUMNS_FROM", 0)
+    size = index.read(lambda s: s.doc_count_all())
+    monkeypatch.setattr(impacts, "KEPT_DOUBLES", 3 * size)  # (room for three of nine words)
+
+    def warmed(searcher) -> None:
+        assert impacts.warm(searcher, lambda: False) == 3
+        kept = impacts._kept(searcher)
+        frequencies = _frequencies(searcher)
+        highest = sorted(frequencies.values(), reverse=True)[:3]
+        assert sorted((frequencies[word] for _, word in kept), reverse=True) == highest
+        assert impacts.warm(searcher, lambda: False) == 0  # (full: nothing is dropped)
+
+    index.read(warmed)
+    for query in QUERIES:
+        assert ranked(index, query, True, monkeypatch) == by_postings[query]
+
+
+def test_warming_stops_as_soon_as_a_call_comes_in(index: Index, monkeypatch) -> None:
+    monkeypatch.setattr(impacts, "COLUMNS_FROM", 0)
+
+    def warmed(searcher) -> None:
+        kept = impacts._kept(searcher)
+        assert impacts.warm(searcher, lambda: True) == 0
+        assert len(kept) == 0
+        assert impacts.warm(searcher, lambda: len(kept) >= 2) == 2
+        assert len(kept) == 2
+
+    index.read(warmed)
+
+
+def test_a_column_made_ahead_gives_way_to_one_a_query_asks_for(index: Index, monkeypatch) -> None:
+    monkeypatch.setattr(impacts, "COLUMNS_FROM", 0)
+    size = index.read(lambda s: s.doc_count_all())
+    monkeypatch.setattr(impacts, "KEPT_DOUBLES", 2 * size)
+
+    def asked_for_the_least_common(searcher) -> None:
+        assert impacts.warm(searcher, lambda: False) == 2
+        made_ahead = {word for _, word in impacts._kept(searcher)}
+        asked = next(w for w in WORDS if w not in made_ahead)
+        impacts.text_scores(searcher, "all", [asked], None, None)
+        kept = {word for (_, word), column in impacts._kept(searcher).items() if column}
+        assert asked in kept and len(kept) == 2
+
+    index.read(asked_for_the_least_common)

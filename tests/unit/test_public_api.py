@@ -73,6 +73,7 @@ VAULT_METHODS = {
     "uncommitted",
     "upkeep",
     "version",
+    "warm_search",
     "with_key",
     "work_state",
 }

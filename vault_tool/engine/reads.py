@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from vault_tool.core.query import parse_query
 from vault_tool.core.search_call import Controls
 from vault_tool.core.text import query_words
 from vault_tool.errors import InvalidInput, VaultBusy
-from vault_tool.search import links, listing, ranking, results
+from vault_tool.search import impacts, links, listing, ranking, results
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
 from vault_tool.storage.git import blob_sha
@@ -46,6 +47,12 @@ def ranked(
     )
     result = {"query": query, "selected_hits": selected, "total_matches": total}
     return {**result, **paged(controls.offset, len(selected), len(hits) > controls.top_k)}
+
+
+def warm(index: Index, busy: Callable[[], bool]) -> int:
+    """Make the scores of the index's most common words ahead of the searches that will
+    ask for them (search/impacts.py's warm), stopping as soon as busy(); how many."""
+    return index.read(lambda searcher: impacts.warm(searcher, busy))
 
 
 def paged(offset: int, shown: int, more: bool) -> dict[str, Any]:

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import calls
 from vault_tool.core.access import ADMIN, READ, Access
 from vault_tool.errors import InvalidInput
 from vault_tool.server import origins
@@ -142,8 +141,8 @@ def serve_http(
     listener = _listen(config.host, config.port)
     runtime = Runtime(root, "http", sync_every, profile, project)
     runtime.open()
-    # The first remember's checks compiled while the server starts listening.
-    threading.Thread(target=calls.warm, name="warm-up", daemon=True).start()
+    # The first remember's checks compiled, and common words scored, as it starts listening.
+    threading.Thread(target=runtime.warm, name="warm-up", daemon=True).start()
     try:
         import anyio
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import stages
+from vault_tool.core import calls, stages
 from vault_tool.core.access import Access
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 from vault_tool.server import tools
@@ -169,6 +169,20 @@ class Runtime:
 
                     self.syncer = BackgroundSync(self.vault, self.watcher.leading, every).start()
                 self.embedder = self.vault.meaning.worker(self.watcher.leading.is_set)
+
+    def warm(self) -> None:
+        """Once the server is idle after it starts: compile what a remember call's checks
+        need, then score the vault's most common words for the searches to come, giving
+        way to any call that comes in."""
+        calls.warm()
+        if self.vault is None:
+            return
+        try:
+            made = self.vault.warm_search(lambda: self._running > 0)
+        except VaultError as problem:  # (a damaged index is being rebuilt: nothing to warm)
+            log.info("search not warmed: %s", problem)
+            return
+        log.info("search warmed: %d common words scored", made)
 
     def index_filled(self) -> bool:
         """Whether a catch-up has filled the index since it was made: until one has, every

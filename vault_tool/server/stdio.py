@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import calls
 from vault_tool.server import handshake
 from vault_tool.server.before_sdk import EarlyServer, Inbox
 from vault_tool.server.runtime import Runtime
@@ -149,7 +148,7 @@ def _warm_up(
     finally:
         ready.set()
         inbox.wake()
-    calls.warm()  # (idle now: the first remember's checks compiled ahead of it)
+    runtime.warm()  # (idle now: the first remember's checks, common words' scores)
 
 
 async def _serve(
