@@ -19,7 +19,7 @@ import pytest
 
 from vault_tool.core import search_call
 from vault_tool.core.memory import Entity, Memory
-from vault_tool.search import impacts, postings, ranking
+from vault_tool.search import decoded, impacts, postings, ranking
 from vault_tool.search.documents import document_for
 from vault_tool.search.index import Index
 
@@ -144,10 +144,12 @@ def test_every_word_is_common_so_the_columns_are_used(index: Index, monkeypatch)
     index.read(check)
 
 
+@pytest.mark.parametrize("numpy_from", [0, 10**9], ids=["numpy", "python"])
 def test_ties_keep_path_order_and_the_count_skips_hidden_and_deleted(
-    index: Index, monkeypatch
+    index: Index, monkeypatch, numpy_from: int
 ) -> None:
     monkeypatch.setattr(impacts, "COLUMNS_FROM", 0)
+    monkeypatch.setattr(decoded, "NUMPY_FROM", numpy_from)  # (a column's best, chosen so)
 
     def check(searcher) -> None:
         path = postings.columns(searcher)["path"]

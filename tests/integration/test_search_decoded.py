@@ -43,6 +43,9 @@ def same_as_walked(index: Index) -> None:
                 found = decoded.word_scores(searcher, field_name, word)
                 assert found == walked, (field_name, word)
                 assert list(found) == list(walked)  # (docnum order)
+                column = decoded.word_column(searcher, field_name, word)
+                assert column is not None and len(column) == searcher.doc_count_all()
+                assert {docnum: s for docnum, s in enumerate(column) if s} == walked
 
     index.read(check)
 

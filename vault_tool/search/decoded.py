@@ -95,6 +95,8 @@ def word_scores(searcher: Any, field_name: str, word: str) -> dict[int, float] |
     found: dict[int, float] = {}
     try:
         for offset, docnums, scores in _segment_scores(searcher, field_name, word):
+            if not isinstance(scores, list):  # (numpy's: as Python ints and floats)
+                docnums, scores = docnums.tolist(), scores.tolist()
             found.update(zip([docnum + offset for docnum in docnums], scores, strict=True))
     except _Unread:
         return None
@@ -105,7 +107,10 @@ def word_column(searcher: Any, field_name: str, word: str) -> array | None:
     """word_scores as a column: one double per docnum of the generation, 0.0 where the
     word is not (or the document is deleted). None where a segment is not one this reads,
     or a score is not above 0.0 (a column cannot carry it: impacts.py)."""
-    column = array("d", bytes(8 * searcher.doc_count_all()))
+    size = searcher.doc_count_all()
+    if size >= NUMPY_FROM:
+        return _numpy_column(searcher, field_name, word, size)
+    column = array("d", bytes(8 * size))
     try:
         for offset, docnums, scores in _segment_scores(searcher, field_name, word):
             if scores and min(scores) <= 0.0:
@@ -117,9 +122,24 @@ def word_column(searcher: Any, field_name: str, word: str) -> array | None:
     return column
 
 
+def _numpy_column(searcher: Any, field_name: str, word: str, size: int) -> array | None:
+    """word_column, each segment's scores put in place by numpy (they are numpy's)."""
+    import numpy as np
+
+    column = np.zeros(size)
+    try:
+        for offset, docnums, scores in _segment_scores(searcher, field_name, word):
+            if len(scores) and scores.min() <= 0.0:
+                return None
+            column[docnums.astype(np.int64) + offset] = scores
+    except _Unread:
+        return None
+    return array("d", column.tobytes())
+
+
 def _segment_scores(
     searcher: Any, field_name: str, word: str
-) -> Iterator[tuple[int, Any, list[float]]]:
+) -> Iterator[tuple[int, Any, Any]]:
     """(docnum offset, live docnums, their scores) of each segment that has the word;
     _Unread where a segment is not one this reads."""
     weighting = searcher.weighting
@@ -155,7 +175,8 @@ def _scored(
     decoded: Decoded,
     deleted: Collection[int],
 ) -> tuple[Any, list[float]]:
-    """(live docnums, their scores) of one segment's postings of a word."""
+    """(live docnums, their scores) of one segment's postings of a word (numpy arrays
+    with_numpy, else lists or arrays)."""
     docnums, tfs, lengths = decoded.docnums, decoded.tfs, decoded.lengths
     if with_numpy:
         import numpy as np
@@ -166,7 +187,7 @@ def _scored(
             live = ~np.isin(at, np.fromiter(deleted, dtype=np.int64, count=len(deleted)))
             at, tf, fl = at[live], tf[live], fl[live]
         scores = word_idf * ((tf * k1_plus_1) / (tf + K1 * (one_minus_b + b * fl / avgfl)))
-        return at.tolist(), scores.tolist()
+        return at, scores
     numbered = decoded.numbered()
     pairs = numbered[1] if numbered is not None else zip(tfs, lengths, strict=True)
     scores = [

@@ -76,7 +76,9 @@ class ColumnScores:
                     if len(best) == n:
                         break
             return best
-        if self.matched > n:
+        if len(values) >= decoded.NUMPY_FROM:
+            chosen = _numpy_best(values, n, self.matched)
+        elif self.matched > n:
             threshold = heapq.nlargest(n, values)[-1]
             chosen = compress(range(len(values)), map(threshold.__le__, values))
         else:
@@ -84,6 +86,27 @@ class ColumnScores:
         best = [(docnum, values[docnum]) for docnum in chosen]
         best.sort(key=lambda item: (-item[1], path[item[0]]))
         return best[:n]
+
+
+def _numpy_best(values: array, n: int, matched: int) -> list[int]:
+    """The docnums top() chooses among (every one scored at least the n-th best score,
+    ties included), found by numpy: a scan in Python of a 100k column took ~6 ms."""
+    import numpy as np
+
+    scores = np.frombuffer(values, dtype=np.float64)
+    if matched <= n:
+        return np.flatnonzero(scores).tolist()
+    threshold = np.partition(scores, len(scores) - n)[len(scores) - n]  # (the n-th largest)
+    return np.flatnonzero(scores >= threshold).tolist()
+
+
+def _matched(total: array) -> int:
+    """How many documents a column of scores matched (a score above 0.0)."""
+    if len(total) < decoded.NUMPY_FROM:
+        return len(total) - total.count(0.0)
+    import numpy as np
+
+    return int(np.count_nonzero(np.frombuffer(total, dtype=np.float64)))
 
 
 def text_scores(
@@ -243,7 +266,7 @@ def column_scores(
         asked[field_name, words[0]] += 1
         if asked[field_name, words[0]] > 1:
             ranked = partial(_ranked, searcher, field_name, words[0], column)
-    return ColumnScores(total, size - total.count(0.0), ranked)
+    return ColumnScores(total, _matched(total), ranked)
 
 
 def _added(total: array, column: array) -> array:
