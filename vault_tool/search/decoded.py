@@ -137,9 +137,7 @@ def _numpy_column(searcher: Any, field_name: str, word: str, size: int) -> array
     return array("d", column.tobytes())
 
 
-def _segment_scores(
-    searcher: Any, field_name: str, word: str
-) -> Iterator[tuple[int, Any, Any]]:
+def _segment_scores(searcher: Any, field_name: str, word: str) -> Iterator[tuple[int, Any, Any]]:
     """(docnum offset, live docnums, their scores) of each segment that has the word;
     _Unread where a segment is not one this reads."""
     weighting = searcher.weighting
