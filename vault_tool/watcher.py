@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core.debounce import Debouncer
 from vault_tool.core.ids import is_memory_path
 from vault_tool.core.printable import escape
 from vault_tool.engine.file_indexing import SyncReport
@@ -35,9 +36,10 @@ log = logging.getLogger(__name__)
 Narrate = Callable[[dict[str, Any]], None]
 WARNINGS = ("refused", "problem", "secret", "waiting")
 LEADER_RETRY_SECONDS = 1.0
-# A file that never goes quiet (a log someone appends to) is still taken in this often.
-MAX_DELAY_SECONDS = 5.0
 _TICK = 0.05
+# How often a leader asks whether the index wants a merge or a flush (each asking reads its
+# table of contents: at every tick, 1.3% of a core while idle); search/recent.py's pause.
+UPKEEP_SECONDS = 0.25
 
 
 class _StopRace(logging.Filter):
@@ -49,46 +51,6 @@ class _StopRace(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return "called when the thread is inactive" not in record.getMessage()
-
-
-class Debouncer:
-    """Paths that had events, each handed out once quiet for `quiet` seconds.
-
-    An editor saves in bursts (write, rename, chmod); taking a file in after the burst reads
-    it once, whole. Time comes from `clock`, so a test can step it.
-    """
-
-    def __init__(self, quiet: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.quiet = quiet
-        self.clock = clock
-        self._pending: dict[str, tuple[float, float]] = {}  # path -> (first, last) event time
-
-    def __len__(self) -> int:
-        return len(self._pending)
-
-    def note(self, path: str) -> None:
-        """An event for path: its quiet period starts again."""
-        now = self.clock()
-        first = self._pending.get(path, (now, now))[0]
-        self._pending[path] = (first, now)
-
-    def due(self) -> list[str]:
-        """The paths quiet for long enough or pending too long, now no longer pending."""
-        now = self.clock()
-        due = [
-            p
-            for p, (first, last) in self._pending.items()
-            if now - last >= self.quiet or now - first >= MAX_DELAY_SECONDS
-        ]
-        for path in due:
-            del self._pending[path]
-        return due
-
-    def again(self, paths: list[str]) -> None:
-        """Paths that could not be taken in: pending again, as if their event came now."""
-        now = self.clock()
-        for path in paths:
-            self._pending.setdefault(path, (now, now))
 
 
 class LeaseLost(Exception):
@@ -175,11 +137,14 @@ class Watcher:
         self._rescan = True
         self._flush()
         self.ready.set()
+        upkeep_at = self._clock()
         while not self._stop.is_set():
             self._stop.wait(_TICK)
             self._beat()
             self._flush()
-            self._merge_index_when_idle()
+            if self._clock() >= upkeep_at:
+                self._merge_index_when_idle()
+                upkeep_at = self._clock() + UPKEEP_SECONDS
 
     def _beat(self, *progress: int) -> None:
         """Renew the lease once a heartbeat is due (also called as work progresses, so a

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import create_args, eventually, git, reason_of
+from vault_tool.engine.upkeep import Upkeep
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import NotFound, VaultBusy
-from vault_tool.watcher import Watcher
+from vault_tool.watcher import UPKEEP_SECONDS, Watcher
 
 NOTE = "---\nmemory_type: note\ntitle: {title}\n---\n# {title}\n\n{body}\n"
 
@@ -293,3 +294,28 @@ def test_git_clean_xfd_under_a_leader_leaves_it_watching_and_searching(watched, 
     eventually(lambda: subjects(vault_path, 1) == ["Hand edit: Wombats dig burrows"])
     eventually(lambda: (vault_path / ".vault" / "run" / "leader.json").exists())
     assert (vault_path / ".vault" / "index").is_dir()
+
+
+def test_an_idle_leader_asks_for_index_upkeep_once_a_period_not_every_tick(vault, monkeypatch):
+    """Each asking reads the index's table of contents: asked at every 50 ms tick, an idle
+    server used 1.3% of a core. The watcher's clock stands still unless stepped here; its
+    ticks go on, counted by its flushes."""
+    now = [0.0]
+    asked: list[float] = []
+    real = Upkeep.merge_when_idle
+    monkeypatch.setattr(Upkeep, "merge_when_idle", lambda self: asked.append(now[0]) or real(self))
+    watcher = Watcher(vault, clock=lambda: now[0])
+    flushes: list[int] = []
+    flush = watcher._flush
+    watcher._flush = lambda: flushes.append(1) or flush()  # type: ignore[method-assign]
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        for expected in (1, 2):
+            eventually(lambda n=expected: len(asked) == n)
+            ticked = len(flushes)
+            eventually(lambda t=ticked: len(flushes) >= t + 5)  # five ticks, the clock still
+            assert len(asked) == expected
+            now[0] += UPKEEP_SECONDS
+    finally:
+        watcher.stop()

@@ -5,7 +5,7 @@ Steps are binary fractions of a second, so the clock's sums are exact.
 
 from __future__ import annotations
 
-from vault_tool.watcher import MAX_DELAY_SECONDS, Debouncer
+from vault_tool.core.debounce import MAX_DELAY_SECONDS, Debouncer
 
 QUIET = 0.5
 
