@@ -8,6 +8,7 @@ acknowledged write and every hand note. Every thread reports to one Shared recor
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import random
@@ -27,6 +28,9 @@ from tests.harness.writers import body, delta
 CALL_TIMEOUT = 60.0
 # One create in this many carries made-up credentials, which must never reach history.
 SECRET_EVERY = 8
+# How long a final read waits out "the index is being rebuilt" (a person's `git clean -xfd`
+# in the run's last seconds removes the index; the rebuild takes a few seconds under load).
+REBUILD_PATIENCE = 60.0
 
 
 @dataclass
@@ -413,13 +417,23 @@ class Client:
                 f"older than the acknowledged {ack.version[:10]}{where}"
             )
 
+    async def _read_when_built(self, session: Any, memory_id: str) -> dict[str, Any]:
+        """A read by id that, told the index is being rebuilt, asks again (as the answer
+        says to), for at most REBUILD_PATIENCE."""
+        deadline = time.monotonic() + REBUILD_PATIENCE
+        while True:
+            result = await self._call(session, "search", {"memory_id": memory_id})
+            if not self.busy_rebuilding(result) or time.monotonic() > deadline:
+                return result
+            await asyncio.sleep(0.2)
+
     async def _final_reads(self, session: Any) -> None:
         """Every acknowledged write of every process, and every hand note, is visible here."""
         with self.shared.lock:
             acks = list(self.shared.acks.values())
             notes = list(self.shared.hand)
         for ack in acks:
-            result = await self._call(session, "search", {"memory_id": ack.memory_id})
+            result = await self._read_when_built(session, ack.memory_id)
             with self.shared.lock:
                 self.shared.counts["final_reads"] += 1
             if self.shared.maybe_deleted(ack.memory_id):
@@ -432,7 +446,7 @@ class Client:
             elif not _at_or_after(self.shared.vault, ack.version, result["version_id"]):
                 self.shared.problem(f"{self.name}: {ack.memory_id} older than acknowledged")
         for path in notes:
-            result = await self._call(session, "search", {"memory_id": path[:-3]})
+            result = await self._read_when_built(session, path[:-3])
             with self.shared.lock:
                 self.shared.counts["final_reads"] += 1
             if "_error" in result:

@@ -12,6 +12,7 @@ import pytest
 
 from tests.helpers import create_args, git, install_hook
 from vault_tool.engine.vault import Vault
+from vault_tool.errors import VaultError
 from vault_tool.storage import durable
 from vault_tool.storage.index_edit import IndexEditor, as_committed, index_info, on_disk
 from vault_tool.storage.objects import object_id
@@ -166,26 +167,32 @@ def test_a_shared_repository_has_git_write_its_index(vault_path: Path):
     assert git(vault_path, "status", "--porcelain") == ""
 
 
-def test_a_full_disk_as_the_index_is_written_lands_the_commit_and_the_next_write_repairs_it(
+def test_a_full_disk_as_the_index_is_written_fails_the_write_before_head_moves(
     vault_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
+    # git's index gets a write's files before HEAD moves (commits.py): an index that cannot
+    # be written stops the commit, and nothing is left half done.
     real = durable.os_write
 
     def full_disk(fd: int, data: bytes) -> int:
-        if os.readlink(f"/proc/self/fd/{fd}").endswith("index.lock"):
+        if ".git/index.lock" in os.readlink(f"/proc/self/fd/{fd}"):
             return real(fd, data[: len(data) // 2]) and 0  # (part written, then no room)
         return real(fd, data)
 
     with Vault.open(vault_path) as vault:
         vault.remember(create_args("Warm up"))
+        head = git(vault_path, "rev-parse", "HEAD")
         index_before = (vault_path / ".git" / "index").read_bytes()
         monkeypatch.setattr(durable, "os_write", full_disk)
-        made = vault.remember(create_args("Written as the disk fills"))
+        with pytest.raises(VaultError) as refused:
+            vault.remember(create_args("Written as the disk fills"))
         monkeypatch.undo()
-        assert git(vault_path, "rev-parse", "HEAD") == made["version_id"]
-        # The index as it was (behind the commit, and noted), never a part of the new one.
+        assert refused.value.message.startswith("the disk is full"), refused.value.message
+        assert "nothing was changed" in refused.value.message
+        assert git(vault_path, "rev-parse", "HEAD") == head
         assert (vault_path / ".git" / "index").read_bytes() == index_before
         assert not list((vault_path / ".git").glob("index.lock*"))
+        assert git(vault_path, "status", "--porcelain") == ""
         vault.remember(create_args("The next write"))
     assert git(vault_path, "status", "--porcelain") == ""
 

@@ -11,7 +11,8 @@ import pytest
 
 from tests.helpers import create_args, git, install_hook
 from vault_tool.engine.vault import Vault
-from vault_tool.errors import VaultUnavailable
+from vault_tool.errors import VaultError, VaultUnavailable
+from vault_tool.storage import refs
 from vault_tool.storage.store import Store
 from vault_tool.storage.trees import edit_tree
 
@@ -199,6 +200,75 @@ def test_a_persons_git_commit_during_ours_waits_for_the_index_and_reverts_nothin
     assert git(root, "show", "--format=", "--name-only", "HEAD") == "mine.txt"
     assert git(root, "show", "--format=", "--name-only", "HEAD^") == result["path"]
     assert git(root, "status", "--porcelain") == ""
+
+
+# git's reference-transaction hook runs as a ref is about to move ("prepared"), with
+# "<old> <new> <ref>" lines: this one writes how git's index differs from the new commit.
+INDEX_AS_HEAD_MOVES = """[ "$1" = prepared ] || exit 0
+while read old new ref; do
+  git diff --cached --name-status "$new" >> "{log}"; echo "$ref moves" >> "{log}"
+done"""
+
+
+def _create_update_delete(vault: Vault) -> None:
+    made = vault.remember(create_args())
+    changed = vault.remember(
+        {
+            "mode": "update",
+            "memory_id": made["memory_id"],
+            "expected_version_id": made["version_id"],
+            "content_md": "# Ana owns the billing service\n\nSince May.\n",
+            "semantic_delta": create_args()["semantic_delta"],
+        }
+    )
+    vault.remember(
+        {
+            "mode": "delete",
+            "memory_id": made["memory_id"],
+            "expected_version_id": changed["version_id"],
+        }
+    )
+
+
+# `git commit` reads HEAD, then reads the index before it takes the index lock, and writes
+# the index it read. Were HEAD to name a write's commit before git's index had its files, a
+# person's commit could read the one and not the other and commit the files' removal (the
+# torture run: "My own change" deleting an agent's memory, left in the folder untracked).
+
+
+def test_gits_index_holds_a_writes_files_before_git_moves_head(vault_path: Path):
+    log = vault_path.parent / "index-as-head-moves.log"
+    install_hook(vault_path, "reference-transaction", INDEX_AS_HEAD_MOVES.format(log=log))
+    with Vault.open(vault_path) as vault:
+        _create_update_delete(vault)
+    lines = log.read_text().splitlines()
+    assert lines.count("refs/heads/main moves") == 3
+    assert [line for line in lines if not line.endswith(" moves")] == []
+
+
+def test_gits_index_holds_a_writes_files_before_the_branch_moves_in_process(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+):
+    root, move_branch, differences = vault.root, refs.move_branch, []
+
+    def look_then_move(git_dir, branch, new, *args):
+        differences.append(git(root, "diff", "--cached", "--name-status", new))
+        return move_branch(git_dir, branch, new, *args)
+
+    monkeypatch.setattr(refs, "move_branch", look_then_move)
+    _create_update_delete(vault)
+    assert differences == ["", "", ""]
+
+
+def test_a_head_that_does_not_move_leaves_gits_index_as_it_was(vault_path: Path):
+    install_hook(vault_path, "reference-transaction", '[ "$1" = prepared ] && exit 1; exit 0')
+    index = vault_path / ".git" / "index"
+    before = index.read_bytes()
+    with Vault.open(vault_path) as vault, pytest.raises(VaultError):
+        vault.remember(create_args())
+    assert index.read_bytes() == before
+    assert git(vault_path, "status", "--porcelain") == ""
+    assert list((vault_path / ".vault" / "run" / "index-pending").iterdir()) == []
 
 
 def test_a_sha256_repository_is_refused_with_the_way_out(tmp_path: Path):

@@ -12,12 +12,13 @@ other edits.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -185,34 +186,38 @@ class Committer:
     ) -> str | None:
         """The commit `git commit -- <paths>` would make, without reading the whole index.
 
-        Like `git commit`, it holds git's index lock from before HEAD moves until the index
-        has these paths: a person's `git commit` meanwhile would otherwise be built from an
-        index that still has the old files, and revert them. HEAD moves by compare-and-swap,
-        so a ref update from elsewhere is never overwritten; the commit is rebuilt on top of
-        it. Raises NotATree when plumbing cannot make this commit.
+        It holds git's index lock throughout, and git's index gets these paths before HEAD
+        moves: `git commit` reads HEAD and then the index before it takes the lock, so a
+        person's commit that read HEAD with our commit in it and an index without our files
+        would be built on that index and revert them (docs/design.md, "Writes"). HEAD moves
+        by compare-and-swap, so a ref update from elsewhere is never overwritten; the commit
+        is rebuilt on top of it. Raises NotATree when plumbing cannot make this commit.
         """
-        moved = index_current = False
+        moved = False
         note = None
-        try:
-            with self._index_locked() as staged_index:
+        with self._index_locked() as locked:
+            try:
                 # The files are read under git's lock: read before it, a person's `git stash`
                 # (or checkout) could put an older version on disk in between, and the commit
                 # would hold bytes the folder no longer has (their stash pop then refused).
                 changes = self._blobs(paths, snapshot)
-                # Until git's index has the paths, a note names them: if this process dies
-                # after HEAD moved, whoever next takes the index lock (the next write, or
-                # the next open) resets them to HEAD first (_index_locked).
+                # Until git's index and HEAD agree on the paths, a note names them: if this
+                # process dies between the two, whoever next takes the index lock (the next
+                # write, or the next open) resets them to HEAD first (_index_locked).
                 note = self._note_pending(paths)
-                sha = self._move_head(changes, message, author_date)
-                if sha is None:
-                    return None
-                moved = True
-                staged = self._stage(staged_index, paths, changes, snapshot, sha)
-            index_current = staged  # (only now: the staged copy has replaced the index)
-        finally:
-            self.objects.discard()  # (objects staged for a commit that never moved HEAD)
-            if note is not None and (not moved or index_current):
-                note.unlink(missing_ok=True)
+                stage = functools.partial(self._stage, locked, paths, changes, snapshot)
+                sha = self._move_head(changes, message, author_date, stage)
+                moved = sha is not None
+            except BaseException:
+                if locked.published:
+                    self._withdraw(locked)
+                raise
+            finally:
+                self.objects.discard()  # (objects staged for a commit that never moved HEAD)
+                if note is not None and moved == locked.published:
+                    note.unlink(missing_ok=True)
+        if not moved:
+            return None
         self._commits_since_gc += 1
         if self._commits_since_gc >= AUTO_GC_EVERY:
             self._commits_since_gc = 0
@@ -247,39 +252,51 @@ class Committer:
 
     def _stage(
         self,
-        staged_index: LockedIndex,
+        locked: LockedIndex,
         paths: list[str],
         changes: dict[str, str | None],
         snapshot: Snapshot | None,
-        sha: str,
-    ) -> bool:
-        """Put the committed paths into the locked copy of git's index (in-process where
-        index_edit.py can, else by git's command); False if that failed (the commit has
-        landed, only the index, what `git status` compares, lags)."""
+    ) -> None:
+        """Put the committed paths into git's index (in-process where index_edit.py can,
+        else by git's command) and put it in place, the lock still held. VaultError or
+        OSError (a full disk) if it cannot: then the index is as it was."""
         # A new file a `git clean` removed since it was read is committed all the same (and
         # put back, changes.py): staged at its blob, not removed as the folder would say.
         gone = {p for p in paths if changes.get(p) and not (self.root / p).exists()}
         from_disk = snapshot is None and not gone
-        try:
-            if self.settings.index_in_process() and self.index_editor.stage(
-                staged_index, self.root, changes, from_disk
-            ):
-                return True
-            env = {"GIT_INDEX_FILE": str(staged_index.for_git())}
+        if not (
+            self.settings.index_in_process()
+            and self.index_editor.stage(locked, self.root, changes, from_disk)
+        ):
+            env = {"GIT_INDEX_FILE": str(locked.for_git())}
             if from_disk:
                 self.repo.run("update-index", "--add", "--remove", "--", *paths, env=env)
             else:  # the committed blobs, not what the files hold by now
                 info = index_info(changes)
                 self.repo.run("update-index", "-z", "--index-info", stdin=info, env=env)
-        except (VaultError, OSError) as problem:
-            log.warning("committed %s; git's index is behind until reopened: %s", sha[:10], problem)
-            return False
-        return True
+        locked.publish()
+
+    @staticmethod
+    def _withdraw(locked: LockedIndex) -> None:
+        """Put git's index back as it was: its commit did not land. If even that fails, the
+        write's note stays, and the next to take the lock resets the paths to HEAD."""
+        try:
+            locked.withdraw()
+        except OSError as problem:
+            log.warning("git's index holds a write that did not land, until reopened: %s", problem)
+        else:
+            locked.published = False
 
     def _move_head(
-        self, changes: dict[str, str | None], message: str, author_date: str | None
+        self,
+        changes: dict[str, str | None],
+        message: str,
+        author_date: str | None,
+        stage: Callable[[], None],
     ) -> str | None:
-        """Make the commit of changes on HEAD and move HEAD to it; None if nothing changed."""
+        """Make the commit of changes on HEAD and move HEAD to it, git's index staged
+        (stage) right before HEAD first moves; None if nothing changed."""
+        staged = False
         subject = message.partition("\n\n")[0]
         for attempt in range(HEAD_RACE_ATTEMPTS):
             parent = self.repo.head_sha()
@@ -294,6 +311,9 @@ class Committer:
             # Asked again right before HEAD moves, and the branch itself moved (not HEAD):
             # a checkout, rebase or merge begun since the first ask never gets this commit.
             branch = self.guard.require_idle_branch()
+            if not staged:
+                stage()  # (the entries are the same whichever commit they land in)
+                staged = True
             try:
                 self._move_branch(branch, sha, parent, f"commit: {subject}")
                 self.repo.trees.keep_commit(sha, root)

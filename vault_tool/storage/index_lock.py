@@ -1,8 +1,9 @@
 """git's index lock, taken and released the way git itself does (the commit protocol's).
 
-Like `git commit`, a write holds `.git/index.lock` from before HEAD moves until git's
-index has the new files (docs/design.md, "Writes"); a note in index-pending names the
-paths meanwhile, so whoever takes the lock after a writer died resets them to HEAD first.
+A write holds `.git/index.lock` while it puts its files into git's index and then moves
+HEAD: the index first, since git's commands read HEAD and then the index without the lock
+(commits.py, docs/design.md "Writes"). A note in index-pending names the paths meanwhile,
+so whoever takes the lock after a writer died between the two resets them to HEAD first.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import fcntl
 import json
 import logging
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from vault_tool.storage.repo_state import Guard, index_key, unmerged_busy, unmer
 
 log = logging.getLogger("vault_tool.storage.commits")
 
+INDEX = "index"
 # How long a write waits for a git that has written another commit's index to move HEAD.
 CHECKOUT_WAIT_SECONDS = 1.0
 
@@ -34,14 +37,19 @@ class LockedIndex:
     The copy of the index is written into the lock file only when a git command is to
     update it (for_git); an edit made in-process (index_edit.py) is written there instead
     (replace), so a write writes the index once. A lock that holds neither is removed at
-    the end and the index stays as it was: nothing changed it.
+    the end and the index stays as it was: nothing changed it. A commit puts the new index
+    in place before HEAD moves (publish), the lock still held; withdraw puts the old one
+    back if HEAD then does not move.
     """
 
     def __init__(self, path: Path, data: bytes, fd: int) -> None:
         self.path = path
+        self.original = data  # the index as the lock found it
         self._data: bytes | None = data  # (None once a git command may have changed it)
         self._fd = fd  # the lock file, empty until the copy or an edit is written into it
         self.changed = False
+        self.published = False  # the index already holds what it is to hold: drop the lock
+        self._index_mode: int | None = None  # the index's mode before publish replaced it
 
     def read(self) -> bytes:
         if self._data is None:
@@ -59,22 +67,42 @@ class LockedIndex:
         """Make data what replaces the index. OSError if it cannot be written (a full
         disk): then the index stays as it was, unless a git command changed the copy."""
         if self.changed:  # (a git command made the copy: rewritten beside it, as git does)
-            beside = self.path.with_name(self.path.name + ".lock")
-            # (one left by a killed writer is stale: only the holder of the lock writes it)
-            fd = durable.os_open(beside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-            try:
-                try:
-                    durable.write_all(fd, data, beside)
-                finally:
-                    os.close(fd)
-                durable.os_replace(beside, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    durable.os_unlink(beside)
-                raise
+            self._put_beside(data, self.path)
         else:
             self._write(data)
         self._data = data
+
+    def publish(self) -> None:
+        """Make what the lock holds git's index now, keeping the lock. OSError if it cannot
+        be written: then the index stays as it was."""
+        index = self.path.with_name(INDEX)
+        with contextlib.suppress(FileNotFoundError):
+            self._index_mode = index.stat().st_mode
+        # (with the lock's mode: git gives a shared repository's index the group's access)
+        self._put_beside(self.read(), index, self.path.stat().st_mode)
+        self.published = True
+
+    def withdraw(self) -> None:
+        """Put back the index the lock found (what was published never got its commit)."""
+        self._put_beside(self.original, self.path.with_name(INDEX), self._index_mode)
+
+    def _put_beside(self, data: bytes, target: Path, mode: int | None = None) -> None:
+        """Write data beside the lock and rename it onto target: whole, or not at all."""
+        # (one left by a killed writer is stale: only the holder of the lock writes it)
+        beside = self.path.with_name(self.path.name + ".lock")
+        fd = durable.os_open(beside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            try:
+                durable.write_all(fd, data, beside)
+                if mode is not None:
+                    os.fchmod(fd, stat.S_IMODE(mode))
+            finally:
+                os.close(fd)
+            durable.os_replace(beside, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                durable.os_unlink(beside)
+            raise
 
     def _write(self, data: bytes) -> None:
         try:
@@ -105,7 +133,7 @@ def index_locked(
     not deleted, so no other git reads the index before the entries a killed writer of
     ours committed but never put in it (its note) are reset to HEAD.
     """
-    lock, index = repo.git_dir / "index.lock", repo.git_dir / "index"
+    lock, index = repo.git_dir / f"{INDEX}.lock", repo.git_dir / INDEX
     wait = Backoff(repo.lock_timeout, stale_after)
     midway: Backoff | None = None  # (waiting for a checkout to move HEAD: _checkout_midway)
     while True:
@@ -151,10 +179,10 @@ def index_locked(
         except BaseException:
             lock.unlink(missing_ok=True)
             raise
-        if locked.changed:
+        if locked.changed and not locked.published:
             os.replace(lock, index)
-        else:
-            lock.unlink(missing_ok=True)  # (nothing changed the index: it stays)
+        else:  # (nothing changed the index, or it is in place already)
+            lock.unlink(missing_ok=True)
     finally:
         locked.close()
         os.close(held)
