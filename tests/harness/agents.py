@@ -250,10 +250,11 @@ class Client:
                 await self._session(errlog)
             except Exception as problem:  # the server was killed: connect to a new one
                 if not self.shared.work.is_set() and self.shared.check.is_set():
-                    self.shared.problem(f"{self.name}: lost its server in the final check")
+                    self.shared.problem(
+                        f"{self.name}: lost its server in the final check: {problem!r:.300}"
+                    )
                 with self.shared.lock:
                     self.shared.counts["reconnects"] += 1
-                _ = problem
 
     async def _session(self, errlog: Path) -> None:
         import anyio
@@ -423,7 +424,7 @@ class Client:
         deadline = time.monotonic() + REBUILD_PATIENCE
         while True:
             result = await self._call(session, "search", {"memory_id": memory_id})
-            if not self.busy_rebuilding(result) or time.monotonic() > deadline:
+            if not self.shared.busy_rebuilding(result) or time.monotonic() > deadline:
                 return result
             await asyncio.sleep(0.2)
 
