@@ -11,7 +11,9 @@ from tests.helpers import create_args
 from vault_tool.checks import doctor as doctor_module
 from vault_tool.checks.checkup import Checkup
 from vault_tool.core import schema
+from vault_tool.core import text as analysed
 from vault_tool.engine.vault import Vault
+from vault_tool.search import links, stored
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION, whoosh_schema
 from vault_tool.search.index import Index
 from vault_tool.server import render
@@ -175,6 +177,28 @@ def test_a_query_naming_a_linked_notes_title_ranks_the_linking_note_higher(vault
     assert ranked_paths(vault, "firebird migration") == ["projects/phoenix.md", "notes/weekly.md"]
     hits = vault.search({"query": "firebird migration"}, explain=True)["selected_hits"]
     assert hits[1]["score_parts"]["text"] == 0.0 and hits[1]["score_parts"]["entity"] > 0
+
+
+def test_warming_analyses_every_title_ahead_and_stops_when_a_call_comes_in(
+    vault, vault_path, monkeypatch
+):
+    write(vault, vault_path, FILES)
+    titles = vault._index.read(
+        lambda s: [stored.fields(s, docnum)["title"] for docnum in s.reader().all_doc_ids()]
+    )
+    analysed._gloss_words.cache_clear()
+    assert vault._index.read(lambda s: links.warm_titles(s, lambda: True)) == 0
+    assert analysed._gloss_words.cache_info().currsize == 0
+
+    assert vault._index.read(lambda s: links.warm_titles(s, lambda: False)) == len(FILES)
+    before = analysed._gloss_words.cache_info()
+    for title in titles:
+        analysed.gloss_words(title)
+    assert analysed._gloss_words.cache_info().misses == before.misses  # (every one kept)
+
+    monkeypatch.setattr(links, "TITLES_WARMED", 2)
+    assert vault._index.read(lambda s: links.warm_titles(s, lambda: False)) == 2
+    assert ranked_paths(vault, "firebird") == ["projects/Phoenix.md", "daily/2026-11-30.md"]
 
 
 def test_filters_choose_the_linking_notes_not_the_notes_they_link_to(vault, vault_path):

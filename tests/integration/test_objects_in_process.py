@@ -126,7 +126,7 @@ def _with_filter(root: Path) -> None:
     ("setting", "falls_back_to"),
     [
         ("filter", ["hash-object", "update-index"]),
-        ("shared", ["hash-object", "mktree", "commit-tree", "update-ref", "update-index"]),
+        ("shared", ["hash-object", "mktree", "commit-tree", "update-index", "update-ref"]),
         ("date", ["commit-tree", "update-ref"]),
     ],
 )

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness import crash
-from tests.helpers import create_args, git
+from tests.helpers import create_args, eventually, git
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultBusy, VaultUnavailable
 from vault_tool.storage.git import blob_sha
@@ -138,17 +138,22 @@ def test_a_commit_that_loses_the_race_for_head_is_made_again_on_the_new_head(
     assert git(vault_path, "status", "--porcelain") == ""
 
 
+# A person's plain `git commit`, begun while our write has put its new file in git's index
+# and not moved HEAD yet, and tried again until git lets it through (in the background: git
+# waits for its hook, and the hook's environment names our locked copy of the index).
+PERSON_COMMITS = """cd "{vault}" && (unset GIT_INDEX_FILE; for i in $(seq 200); do
+  git commit -q -m "My own change" && exit 0; sleep 0.05; done) > /dev/null 2>&1 &"""
+
+
 def test_a_new_memory_is_never_swept_into_the_persons_own_commit(vault_path: Path):
-    # The person commits (plain `git commit`) right after our `git add` of a new file.
     (vault_path / "mine.txt").write_text("my own work\n")
     git(vault_path, "add", "mine.txt")
-    flag = _hook(
-        vault_path, "post-index-change", f'cd "{vault_path}" && git commit -q -m "My own change"'
-    )
+    flag = _hook(vault_path, "post-index-change", PERSON_COMMITS.format(vault=vault_path))
     with Vault.open(vault_path) as vault:
         result = vault.remember(create_args())
     assert flag.exists()
     assert result["status"] == "created"
+    eventually(lambda: "My own change" in git(vault_path, "log", "--format=%s"), timeout=30)
     own = git(vault_path, "log", "-1", "--format=%H", "--grep", "My own change")
     assert git(vault_path, "show", "--format=", "--name-only", own) == "mine.txt"
     assert (

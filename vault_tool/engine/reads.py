@@ -49,10 +49,16 @@ def ranked(
     return {**result, **paged(controls.offset, len(selected), len(hits) > controls.top_k)}
 
 
-def warm(index: Index, busy: Callable[[], bool]) -> int:
+def warm(index: Index, busy: Callable[[], bool]) -> tuple[int, int]:
     """Make the scores of the index's most common words ahead of the searches that will
-    ask for them (search/impacts.py's warm), stopping as soon as busy(); how many."""
-    return index.read(lambda searcher: impacts.warm(searcher, busy))
+    ask for them (search/impacts.py's warm), then analyse the notes' titles
+    (links.warm_titles), stopping as soon as busy(); how many words and titles."""
+
+    def warmed(searcher: Any) -> tuple[int, int]:
+        words = impacts.warm(searcher, busy)
+        return words, links.warm_titles(searcher, busy)
+
+    return index.read(warmed)
 
 
 def paged(offset: int, shown: int, more: bool) -> dict[str, Any]:

@@ -169,10 +169,11 @@ class Vault(Lookups):
         )
         return result
 
-    def warm_search(self, busy: Callable[[], bool]) -> int:
+    def warm_search(self, busy: Callable[[], bool]) -> tuple[int, int]:
         """For a server while it is idle: score the vault's most common words ahead of the
-        searches that will ask for them, stopping as soon as busy() (a call came in);
-        how many words were scored. Kept until the next write."""
+        searches that will ask for them (kept until the next write), and analyse the
+        notes' titles, stopping as soon as busy() (a call came in); how many words and
+        titles."""
         return reads.warm(self._index, busy)
 
     # --- reading -------------------------------------------------------------------------

@@ -178,11 +178,11 @@ class Runtime:
         if self.vault is None:
             return
         try:
-            made = self.vault.warm_search(lambda: self._running > 0)
+            words, titles = self.vault.warm_search(lambda: self._running > 0)
         except VaultError as problem:  # (a damaged index is being rebuilt: nothing to warm)
             log.info("search not warmed: %s", problem)
             return
-        log.info("search warmed: %d common words scored", made)
+        log.info("search warmed: %d common words scored, %d titles analysed", words, titles)
 
     def index_filled(self) -> bool:
         """Whether a catch-up has filled the index since it was made: until one has, every

@@ -26,7 +26,7 @@ from vault_tool.core import stages
 from vault_tool.errors import InvalidInput, VaultError
 from vault_tool.storage import refs
 from vault_tool.storage.git import STALE_LOCK_SECONDS, Git
-from vault_tool.storage.git_settings import GitSettings
+from vault_tool.storage.git_settings import GitSettings, git_time
 from vault_tool.storage.head_movers import HeadMoving, no_moving_git, wait_out_moving_git, waiting
 from vault_tool.storage.index_edit import IndexEditor, index_info
 from vault_tool.storage.index_lock import LockedIndex, index_locked, note_pending
@@ -204,13 +204,13 @@ class Committer:
                 # Until git's index and HEAD agree on the paths, a note names them: if this
                 # process dies between the two, whoever next takes the index lock (the next
                 # write, or the next open) resets them to HEAD first (_index_locked).
-                note = self._note_pending(paths)
+                note = note_pending(self.pending_dir, paths)
                 stage = functools.partial(self._stage, locked, paths, changes, snapshot)
                 sha = self._move_head(changes, message, author_date, stage)
                 moved = sha is not None
             except BaseException:
                 if locked.published:
-                    self._withdraw(locked)
+                    locked.withdraw()
                 raise
             finally:
                 self.objects.discard()  # (objects staged for a commit that never moved HEAD)
@@ -275,17 +275,6 @@ class Committer:
                 info = index_info(changes)
                 self.repo.run("update-index", "-z", "--index-info", stdin=info, env=env)
         locked.publish()
-
-    @staticmethod
-    def _withdraw(locked: LockedIndex) -> None:
-        """Put git's index back as it was: its commit did not land. If even that fails, the
-        write's note stays, and the next to take the lock resets the paths to HEAD."""
-        try:
-            locked.withdraw()
-        except OSError as problem:
-            log.warning("git's index holds a write that did not land, until reopened: %s", problem)
-        else:
-            locked.published = False
 
     def _move_head(
         self,
@@ -394,23 +383,12 @@ class Committer:
     def _index_locked(self, stale_after: float = STALE_LOCK_SECONDS) -> Any:
         return index_locked(self.repo, self.pending_dir, self.guard, stale_after)
 
-    def _note_pending(self, paths: list[str]) -> Path:
-        return note_pending(self.pending_dir, paths)
-
 
 def _message_bytes(message: str) -> bytes:
     """A commit message for git's stdin, as `-m subject -m body` would make it. Not as
     arguments: an import's trailers (one per memory) outgrow the 128 KiB one may hold."""
     subject, _, rest = message.partition("\n\n")
     return (f"{subject}\n\n{rest.strip()}\n" if rest.strip() else f"{subject}\n").encode()
-
-
-def git_time(now: float) -> bytes:
-    """A time as git writes it in a commit: seconds, and the local offset from UTC (+HHMM)."""
-    seconds = int(now)
-    offset = time.localtime(seconds).tm_gmtoff // 60
-    sign = "+" if offset >= 0 else "-"
-    return f"{seconds} {sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}".encode()
 
 
 def _bytes_or_none(path: Path) -> bytes | None:

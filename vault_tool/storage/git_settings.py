@@ -17,6 +17,7 @@ identity with `git var`, likewise.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,11 @@ def _file_stamp(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def git_time(now: float) -> bytes:
+    """A time as git writes it in a commit: seconds, and the local offset from UTC (+HHMM)."""
+    seconds = int(now)
+    offset = time.localtime(seconds).tm_gmtoff // 60
+    sign = "+" if offset >= 0 else "-"
+    return f"{seconds} {sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}".encode()

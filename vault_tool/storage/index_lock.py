@@ -83,8 +83,15 @@ class LockedIndex:
         self.published = True
 
     def withdraw(self) -> None:
-        """Put back the index the lock found (what was published never got its commit)."""
-        self._put_beside(self.original, self.path.with_name(INDEX), self._index_mode)
+        """Put back the index the lock found (what was published never got its commit). If
+        even that fails, the writer's note stays, and the next to take the lock resets its
+        paths to HEAD (index_locked)."""
+        try:
+            self._put_beside(self.original, self.path.with_name(INDEX), self._index_mode)
+        except OSError as problem:
+            log.warning("git's index holds a write that did not land, until reopened: %s", problem)
+        else:
+            self.published = False
 
     def _put_beside(self, data: bytes, target: Path, mode: int | None = None) -> None:
         """Write data beside the lock and rename it onto target: whole, or not at all."""
