@@ -49,7 +49,7 @@ class LockedIndex:
         self._fd = fd  # the lock file, empty until the copy or an edit is written into it
         self.changed = False
         self.published = False  # the index already holds what it is to hold: drop the lock
-        self._index_mode: int | None = None  # the index's mode before publish replaced it
+        self._index_mode: int | None = None  # the mode of the index publish replaced
 
     def read(self) -> bytes:
         if self._data is None:
@@ -86,8 +86,12 @@ class LockedIndex:
         """Put back the index the lock found (what was published never got its commit). If
         even that fails, the writer's note stays, and the next to take the lock resets its
         paths to HEAD (index_locked)."""
+        index = self.path.with_name(INDEX)
         try:
-            self._put_beside(self.original, self.path.with_name(INDEX), self._index_mode)
+            if self._index_mode is None:  # (there was none: a repository's first commit)
+                durable.os_unlink(index)
+            else:
+                self._put_beside(self.original, index, self._index_mode)
         except OSError as problem:
             log.warning("git's index holds a write that did not land, until reopened: %s", problem)
         else:
