@@ -32,21 +32,22 @@ CHECKOUT_WAIT_SECONDS = 1.0
 
 
 class LockedIndex:
-    """git's index under its lock: what the lock file will hold when it replaces the index.
+    """git's index under its lock, and what is to replace it.
 
     The copy of the index is written into the lock file only when a git command is to
-    update it (for_git); an edit made in-process (index_edit.py) is written there instead
-    (replace), so a write writes the index once. A lock that holds neither is removed at
-    the end and the index stays as it was: nothing changed it. A commit puts the new index
-    in place before HEAD moves (publish), the lock still held; withdraw puts the old one
-    back if HEAD then does not move.
+    update it (for_git); an edit made in-process (index_edit.py) is only kept (replace).
+    A commit puts the new index in place before HEAD moves (publish: written beside the
+    lock and renamed onto the index, the lock still held, so a write writes the index
+    once); withdraw puts the old one back if HEAD then does not move. A lock let go
+    unpublished replaces the index if a git command changed the copy (the reset of a
+    killed writer's paths), else is removed: nothing changed the index.
     """
 
     def __init__(self, path: Path, data: bytes, fd: int) -> None:
         self.path = path
         self.original = data  # the index as the lock found it
         self._data: bytes | None = data  # (None once a git command may have changed it)
-        self._fd = fd  # the lock file, empty until the copy or an edit is written into it
+        self._fd = fd  # the lock file, empty until a git command is to update the copy
         self.changed = False
         self.published = False  # the index already holds what it is to hold: drop the lock
         self._index_mode: int | None = None  # the mode of the index publish replaced
@@ -64,12 +65,7 @@ class LockedIndex:
         return self.path
 
     def replace(self, data: bytes) -> None:
-        """Make data what replaces the index. OSError if it cannot be written (a full
-        disk): then the index stays as it was, unless a git command changed the copy."""
-        if self.changed:  # (a git command made the copy: rewritten beside it, as git does)
-            self._put_beside(data, self.path)
-        else:
-            self._write(data)
+        """Make data the new index, for publish to put in place."""
         self._data = data
 
     def publish(self) -> None:
