@@ -11,6 +11,7 @@ score, their order) and the count of matches must be the same, to the last bit.
 from __future__ import annotations
 
 import random
+from array import array
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 
 from vault_tool.core import search_call
 from vault_tool.core.memory import Entity, Memory
-from vault_tool.search import decoded, impacts, postings, ranking
+from vault_tool.search import decoded, impacts, postings, ranking, sparse_columns
 from vault_tool.search.documents import document_for
 from vault_tool.search.index import Index
 
@@ -99,11 +100,14 @@ def ranked(
     return [(h.memory_id, h.fields["path"], h.parts, h.score) for h in hits], total
 
 
+@pytest.mark.parametrize("numpy_from", [0, 10**9], ids=["numpy", "python"])
 @pytest.mark.parametrize("common_minimum", [1000, 0])
 @pytest.mark.parametrize("query", QUERIES)
 def test_columns_rank_exactly_as_postings(
-    index: Index, query: str, common_minimum: int, monkeypatch
+    index: Index, query: str, common_minimum: int, numpy_from: int, monkeypatch
 ) -> None:
+    # (with numpy, as in a large vault: the columns kept as their matches, sparse_columns.py)
+    monkeypatch.setattr(decoded, "NUMPY_FROM", numpy_from)
     by_postings = ranked(index, query, None, monkeypatch, common_minimum)
     assert ranked(index, query, True, monkeypatch, common_minimum) == by_postings
     assert ranked(index, query, False, monkeypatch, common_minimum) == by_postings
@@ -172,6 +176,47 @@ def test_ties_keep_path_order_and_the_count_skips_hidden_and_deleted(
             assert tied  # (the copies make equal scores, so path order is exercised)
 
     index.read(check)
+
+
+def test_a_large_vaults_columns_are_kept_as_their_matches_and_made_whole_bit_for_bit(
+    index: Index, monkeypatch
+) -> None:
+    monkeypatch.setattr(impacts, "COLUMNS_FROM", 0)
+    monkeypatch.setattr(decoded, "NUMPY_FROM", 0)
+
+    def check(searcher) -> None:
+        size = searcher.doc_count_all()
+        forms = set()
+        for word in [*WORDS, "blue", "team"]:  # (a tag in a quarter of the notes, an entity)
+            made = impacts._column(searcher, "all", word)
+            kept = impacts._kept(searcher)[("all", word)]
+            forms.add(type(kept))
+            assert sparse_columns.held(kept) <= size  # (whole where that is smaller)
+            again = impacts._column(searcher, "all", word)
+            assert again.tobytes() == made.tobytes()
+            by_postings = postings.bm25_scores(searcher, "all", [word], None, None)
+            assert {d: s for d, s in enumerate(again) if s} == by_postings
+        assert forms == {sparse_columns.Matches, array}  # (both forms are exercised)
+
+    index.read(check)
+
+
+def test_warming_a_large_vault_fills_the_sparse_budget_without_dropping_a_column(
+    index: Index, monkeypatch
+) -> None:
+    monkeypatch.setattr(impacts, "COLUMNS_FROM", 0)
+    monkeypatch.setattr(decoded, "NUMPY_FROM", 0)
+
+    def warmed(searcher) -> None:
+        size = searcher.doc_count_all()
+        frequencies = sorted(_frequencies(searcher).items(), key=lambda item: -item[1])
+        three = sum(sparse_columns.cost(size, df) for _, df in frequencies[:3])
+        monkeypatch.setattr(sparse_columns, "KEPT_SPARSE_DOUBLES", three)
+        assert impacts.warm(searcher, lambda: False) == 3
+        assert {word for _, word in impacts._kept(searcher)} == {w for w, _ in frequencies[:3]}
+        assert impacts.warm(searcher, lambda: False) == 0  # (full: nothing is dropped)
+
+    index.read(warmed)
 
 
 def test_a_new_generation_gets_new_columns(index: Index, monkeypatch) -> None:

@@ -31,7 +31,7 @@ from functools import partial
 from itertools import compress
 from typing import Any
 
-from vault_tool.search import decoded
+from vault_tool.search import decoded, sparse_columns
 from vault_tool.search.postings import add_bm25, bm25_scores, columns, doc_frequency, per_reader
 
 # A word in at least 1 / COMMON_DIVISOR of the documents is scored as a column...
@@ -39,8 +39,9 @@ COMMON_DIVISOR = 20
 # ... in a vault of at least this many documents: below, walking postings costs little.
 COLUMNS_FROM = 2000
 # The columns kept per generation hold at most this many doubles (16 MB; the order of a
-# column's matches as much again): 200 words at 10k, 20 at 100k. The least recently used
-# is dropped for a word asked for more often in this generation (_column).
+# column's matches as much again): 200 words at 10k. A vault of decoded.NUMPY_FROM or more
+# keeps them sparse (sparse_columns.py). The least recently used is dropped for a word
+# asked for more often in this generation (_column).
 KEPT_DOUBLES = 1 << 21
 # The scores of rarer words kept per generation: at most this many (docnum, score), ~10 MB.
 KEPT_POSTINGS = 100_000
@@ -77,7 +78,7 @@ class ColumnScores:
                         break
             return best
         if len(values) >= decoded.NUMPY_FROM:
-            chosen = _numpy_best(values, n, self.matched)
+            chosen = sparse_columns.best(values, n, self.matched)
         elif self.matched > n:
             threshold = heapq.nlargest(n, values)[-1]
             chosen = compress(range(len(values)), map(threshold.__le__, values))
@@ -86,27 +87,6 @@ class ColumnScores:
         best = [(docnum, values[docnum]) for docnum in chosen]
         best.sort(key=lambda item: (-item[1], path[item[0]]))
         return best[:n]
-
-
-def _numpy_best(values: array, n: int, matched: int) -> list[int]:
-    """The docnums top() chooses among (every one scored at least the n-th best score,
-    ties included), found by numpy: a scan in Python of a 100k column took ~6 ms."""
-    import numpy as np
-
-    scores = np.frombuffer(values, dtype=np.float64)
-    if matched <= n:
-        return np.flatnonzero(scores).tolist()
-    threshold = np.partition(scores, len(scores) - n)[len(scores) - n]  # (the n-th largest)
-    return np.flatnonzero(scores >= threshold).tolist()
-
-
-def _matched(total: array) -> int:
-    """How many documents a column of scores matched (a score above 0.0)."""
-    if len(total) < decoded.NUMPY_FROM:
-        return len(total) - total.count(0.0)
-    import numpy as np
-
-    return int(np.count_nonzero(np.frombuffer(total, dtype=np.float64)))
 
 
 def text_scores(
@@ -266,7 +246,7 @@ def column_scores(
         asked[field_name, words[0]] += 1
         if asked[field_name, words[0]] > 1:
             ranked = partial(_ranked, searcher, field_name, words[0], column)
-    return ColumnScores(total, _matched(total), ranked)
+    return ColumnScores(total, sparse_columns.matched(total), ranked)
 
 
 def _added(total: array, column: array) -> array:
@@ -317,15 +297,16 @@ def warm(searcher: Any, busy: Callable[[], bool], field_name: str = "all") -> in
             return 0
         for term, info in leaf.iter_field(field_name):
             frequency[term] += info.doc_frequency()
-    kept = _kept(searcher)
-    room = KEPT_DOUBLES // size - sum(1 for column in kept.values() if column is not None)
+    room = _budget(size) - _held(_kept(searcher))
     made = 0
-    for term, df in frequency.most_common(max(room, 0)):
+    for term, df in frequency.most_common():
         if df * COMMON_DIVISOR < size or busy():
             break
+        needed = sparse_columns.cost(size, df)
         word = term.decode() if isinstance(term, bytes) else term
-        if _column(searcher, field_name, word, asked=False) is not None:
+        if needed <= room and _column(searcher, field_name, word, asked=False) is not None:
             made += 1
+            room -= needed
     return made
 
 
@@ -342,12 +323,14 @@ def _column(searcher: Any, field_name: str, word: str, *, asked: bool = True) ->
     asks[key] += asked
     if key in kept:
         kept.move_to_end(key)
-        return kept[key]
+        found = kept[key]
+        return None if found is None else sparse_columns.whole(found, size)
     column = _made_column(searcher, field_name, word, size)
     if column is None:
         kept[key] = None
         return None
-    victims = _to_drop(kept, size)
+    form = sparse_columns.kept_form(column)
+    victims = _to_drop(kept, sparse_columns.held(form), _budget(size))
     # Kept only in place of columns asked for less often: when the words asked for need
     # more columns than are kept, making each one anew evicted the next one needed, and
     # every query paid a column's making (asked again, slower than asked once).
@@ -357,7 +340,7 @@ def _column(searcher: Any, field_name: str, word: str, *, asked: bool = True) ->
     for victim in victims:
         del kept[victim]
         ranked.pop(victim, None)  # (its order: as large again)
-    kept[key] = column
+    kept[key] = form
     return column
 
 
@@ -381,14 +364,23 @@ def _scored(searcher: Any, field_name: str, word: str) -> dict[int, float]:
     return found if found is not None else bm25_scores(searcher, field_name, [word], None, None)
 
 
-def _to_drop(kept: OrderedDict, size: int) -> list[tuple[str, str]]:
-    """The least recently used columns to drop to make room for one more of size."""
-    held = sum(size for c in kept.values() if c is not None)
+def _to_drop(kept: OrderedDict, needed: int, budget: int) -> list[tuple[str, str]]:
+    """The least recently used columns to drop to make room for needed more doubles."""
+    held = _held(kept)
     victims = []
     for key, column in kept.items():
-        if held + size <= KEPT_DOUBLES:
+        if held + needed <= budget:
             break
         if column is not None:
             victims.append(key)
-            held -= size
+            held -= sparse_columns.held(column)
     return victims
+
+
+def _held(kept: OrderedDict) -> int:
+    return sum(sparse_columns.held(column) for column in kept.values() if column is not None)
+
+
+def _budget(size: int) -> int:
+    """How many doubles' worth of columns a generation of size documents keeps."""
+    return KEPT_DOUBLES if size < decoded.NUMPY_FROM else sparse_columns.KEPT_SPARSE_DOUBLES
