@@ -271,6 +271,26 @@ def test_a_head_that_does_not_move_leaves_gits_index_as_it_was(vault_path: Path)
     assert list((vault_path / ".vault" / "run" / "index-pending").iterdir()) == []
 
 
+@pytest.mark.parametrize("index_there", [True, False])
+def test_an_index_published_then_withdrawn_is_the_one_before(vault_path: Path, index_there):
+    # (no index at all: as `rm .git/index`, the first half of doctor's way out, leaves it)
+    index, lock = vault_path / ".git" / "index", vault_path / ".git" / "index.lock"
+    store = Store.open(vault_path)
+    try:
+        if not index_there:
+            index.unlink()
+        before = index.read_bytes() if index_there else None
+        with store.commits._index_locked() as locked:
+            locked.replace(b"DIRC the new index")
+            locked.publish()
+            assert index.read_bytes() == b"DIRC the new index" and lock.exists()
+            locked.withdraw()
+        assert (index.read_bytes() if index.exists() else None) == before
+        assert not lock.exists()
+    finally:
+        store.close()
+
+
 def test_a_sha256_repository_is_refused_with_the_way_out(tmp_path: Path):
     path = tmp_path / "vault"
     path.mkdir()
