@@ -286,6 +286,22 @@ def run(
     }
 
 
+def failure_report(result: dict[str, Any], shown: int = 15) -> str:
+    """A failed run for a test's failure message, the first problems last: a log that keeps
+    only its tail (a CI's) still shows what went wrong first, and when."""
+    problems = result["problems"]
+    kinds = list(result["problem_kinds"].items())[:10]
+    return "\n".join([
+        f"{len(problems)} problems, of {len(result['problem_kinds'])} kinds; the most frequent:",
+        *(f"  {count} x {kind}" for kind, count in kinds),
+        f"counts: {result['counts']}",
+        "timeline (seconds from the start; the last 80 lines):",
+        *result["timeline"].splitlines()[-80:],
+        f"the first {min(shown, len(problems))} problems, in the order found:",
+        *(f"  {problem[:400]}" for problem in problems[:shown]),
+    ])  # fmt: skip
+
+
 def problem_kinds(problems: list[str]) -> dict[str, int]:
     """How many problems of each kind: their text with ids, commits and numbers blanked."""
     import re

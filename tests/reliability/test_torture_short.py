@@ -29,7 +29,8 @@ def test_three_servers_the_cli_and_a_person_with_git_at_once_lose_nothing(vault_
     # once; only states and counts are checked (a takeover is waited for, never timed).
     result = torture.run(vault_path, seconds=15, seed=3)
 
-    assert result["problems"] == [], "\n".join([*result["problems"], result["timeline"]])
+    if result["problems"]:
+        pytest.fail(torture.failure_report(result), pytrace=False)
     counts = result["counts"]
     for activity in (
         "cross_reads",

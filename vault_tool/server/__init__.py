@@ -4,6 +4,7 @@
   schemas.py    the tool schemas as tools/list sends them: self-contained and lean
   render.py     the text a host shows for a result or a refusal; recalled text framed as data
   runtime.py    the opened vault, its watcher, worker threads, logs and the audit trail
+  shared_log.py a log file the vault's servers append to and rotate together
   handshake.py  answering `initialize` before the SDK has finished importing
   early.py      the answers known without the SDK (ping, tools/list, calls), in wire form
   before_sdk.py the lines read and the requests answered while the SDK imports

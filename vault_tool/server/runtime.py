@@ -1,14 +1,14 @@
 """The vault one server process serves: opened once, watched, called from worker threads, closed.
 
 Also where the process's logs go: `.vault/run/server.log` (rotating, bounded) for the
-server, `.vault/run/audit.jsonl` (rotating) for one line per tool call. stderr stays quiet.
+server, `.vault/run/audit.jsonl` (rotating) for one line per tool call, both shared with the
+vault's other servers (shared_log.py). stderr stays quiet.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import logging.handlers
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +20,7 @@ from vault_tool.core import calls, stages
 from vault_tool.core.access import Access
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 from vault_tool.server import tools
+from vault_tool.server.shared_log import SharedRotatingFileHandler
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +42,7 @@ def run_dir(root: Path) -> Path:
 
 def configure_logging(root: Path) -> None:
     """Send every log record of this process to server.log, and nothing to stderr."""
-    handler = logging.handlers.RotatingFileHandler(
-        run_dir(root) / "server.log", maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
-    )
+    handler = SharedRotatingFileHandler(run_dir(root) / "server.log", LOG_BYTES, LOG_BACKUPS)
     handler.setFormatter(
         logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
     )
@@ -65,11 +64,8 @@ class AuditLog:
         self._logger = logging.getLogger(f"vault_tool.audit.{id(self)}")
         self._logger.propagate = False
         self._logger.setLevel(logging.INFO)
-        self._handler = logging.handlers.RotatingFileHandler(
-            run_dir(root) / "audit.jsonl",
-            maxBytes=AUDIT_BYTES,
-            backupCount=AUDIT_BACKUPS,
-            encoding="utf-8",
+        self._handler = SharedRotatingFileHandler(
+            run_dir(root) / "audit.jsonl", AUDIT_BYTES, AUDIT_BACKUPS
         )
         self._logger.addHandler(self._handler)
 
