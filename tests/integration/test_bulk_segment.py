@@ -38,7 +38,7 @@ WORDS = [
 
 def documents() -> list[dict[str, Any]]:
     """The sample vault's memories, then 400 more that share words (terms of 3+ blocks,
-    counts that differ: weights that differ within a block)."""
+    counts that differ: weights that differ within a block), one with a word 300 times."""
     found = []
     for path in sorted(SAMPLE.rglob("*.md")):
         if path.name == "README.md":
@@ -51,6 +51,8 @@ def documents() -> list[dict[str, Any]]:
         text = f"---\nmemory_type: note\ntitle: Note {n}\n---\n# Note {n}\n\n{words}\n"
         relpath = f"note/n-{n}.md"
         found.append(_document(parse(text, relpath), relpath))
+    text = f"# Many\n\n{' '.join(['billing'] * 300)} kafka\n"  # (a count past one byte)
+    found.append(_document(parse(text, "note/many.md"), "note/many.md"))
     return found
 
 
