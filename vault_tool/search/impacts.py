@@ -238,9 +238,12 @@ def column_scores(
     for docnum in hidden or ():
         total[docnum] = 0.0
     ranked = None
-    # (with few documents allowed, the order would mostly hold others)
+    # (with few documents allowed, the order would mostly hold others; with numpy, the
+    # best of a column are found in a millisecond, and a sort of 30,000 matches in Python
+    # took 20-80 ms at 100k)
     one_kept = len(words) == 1 and _kept(searcher).get((field_name, words[0])) is not None
-    if one_kept and column is not None and (allow is None or len(allow) * 8 >= size):
+    few = allow is None or len(allow) * 8 >= size
+    if one_kept and column is not None and few and size < decoded.NUMPY_FROM:
         # Sorted when the word comes back in this generation (a sort costs more than a scan).
         asked = per_reader(searcher.reader(), "asked to rank", Counter)
         asked[field_name, words[0]] += 1

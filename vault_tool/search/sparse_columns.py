@@ -76,14 +76,20 @@ def _matches_cost(matches: int) -> int:
 
 def best(values: array, n: int, matched: int) -> list[int]:
     """The docnums ColumnScores.top chooses among (each scored at least the n-th best
-    score, ties included), found by numpy: a scan in Python of a 100k column took ~6 ms."""
+    score, ties included), found by numpy: a scan in Python of a 100k column took ~6 ms.
+
+    The n-th best is chosen among the matches only: numpy's partition of a whole column,
+    mostly zeros, took 13-16 ms at 100k (its selection slows on many equal values); of the
+    matches, 0.6 ms."""
     import numpy as np
 
     scores = np.frombuffer(values, dtype=np.float64)
+    docnums = np.flatnonzero(scores)
     if matched <= n:
-        return np.flatnonzero(scores).tolist()
-    threshold = np.partition(scores, len(scores) - n)[len(scores) - n]  # (the n-th largest)
-    return np.flatnonzero(scores >= threshold).tolist()
+        return docnums.tolist()
+    found = scores[docnums]
+    threshold = np.partition(found, len(found) - n)[len(found) - n]  # (the n-th largest)
+    return docnums[found >= threshold].tolist()
 
 
 def matched(total: array) -> int:
