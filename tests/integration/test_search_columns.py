@@ -309,3 +309,25 @@ def test_a_column_made_ahead_gives_way_to_one_a_query_asks_for(index: Index, mon
         assert asked in kept and len(kept) == 2
 
     index.read(asked_for_the_least_common)
+
+
+def test_warming_reads_the_columns_and_the_word_sets_every_ranked_query_reads_first(
+    index: Index,
+) -> None:
+    def warmed(searcher) -> None:
+        leaves = [leaf for leaf, _ in searcher.reader().leaf_readers()]
+        kept = lambda reader: reader.__dict__.get(postings._KEPT, {})  # noqa: E731
+        postings.warm(searcher, lambda: True)  # (the columns are read whatever comes)
+        assert "columns" in kept(searcher.reader())
+        assert not any("words of glosses" in kept(leaf) for leaf in leaves)
+        postings.warm(searcher, lambda: False)
+        for leaf in leaves:
+            assert {"words of glosses", "words of link_keys"} <= set(kept(leaf))
+        # Each column read in one piece, to the values Whoosh reads one by one.
+        for name in ("path", "memory_id"):
+            assert all(postings._texts_in_one_read(leaf, name) is not None for leaf in leaves)
+            by_whoosh = [v for leaf in leaves for v in leaf.column_reader(name)]
+            assert postings.columns(searcher)[name] == by_whoosh
+        assert "columns" in kept(searcher.reader())
+
+    index.read(warmed)
