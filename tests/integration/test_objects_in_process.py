@@ -171,6 +171,32 @@ class _Fail:
         return self.real(*args, **kwargs)
 
 
+def test_a_git_gc_that_empties_the_object_folders_mid_write_leaves_the_write_whole(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+):
+    # `git gc --auto` runs in the background after a person's commit: it packs the loose
+    # objects and removes the folders it empties, while a write has its objects staged
+    # under temp names. (The torture run found the write failing so: "No such file or
+    # directory while ... was written".)
+    vault.remember(create_args("Warm up"))
+    root, real = vault.root, objects.os_replace
+    left: list[list[Path]] = []  # the object folders the gc left
+
+    def gc_first(tmp, final):
+        if not left:
+            git(root, "repack", "-a", "-d", "-q")
+            git(root, "prune-packed")
+            left.append([p for p in (root / ".git" / "objects").glob("??") if p.is_dir()])
+        return real(tmp, final)
+
+    monkeypatch.setattr(objects, "os_replace", gc_first)
+    made = vault.remember(create_args("During a gc", body="Written while git packed."))
+    monkeypatch.setattr(objects, "os_replace", real)
+    assert left == [[]]  # (every object folder was emptied and removed before the rename)
+    assert git(root, "show", f"HEAD:{made['path']}") == (root / made["path"]).read_text().strip()
+    _sound(root)
+
+
 def _sound(root: Path) -> None:
     assert git(root, "fsck", "--strict", "--no-progress", "--no-dangling") == ""
     assert git(root, "status", "--porcelain") == ""

@@ -260,4 +260,8 @@ def describe_os_error(problem: OSError, what: str) -> tuple[str, str]:
         return f"the vault is on a read-only filesystem: {what} could not be written", (
             "remount it read-write, or open the vault where it can be written"
         )
-    return f"{problem.strerror or problem} while {what} was written", "fix the cause and retry"
+    # (which file, where the error names one: it may not be the memory's)
+    named = f" ({problem.filename})" if problem.filename and problem.strerror else ""
+    return f"{problem.strerror or problem}{named} while {what} was written", (
+        "fix the cause and retry"
+    )

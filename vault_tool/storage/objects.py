@@ -82,7 +82,6 @@ class LooseObjects:
             return binsha
         if not self._swept:
             self._sweep()
-        final.parent.mkdir(exist_ok=True)
         tmp = self.folder / f"tmp_obj_{os.getpid()}_{secrets.token_hex(6)}"
         compressor = zlib.compressobj(LOOSE_COMPRESSION)
         data = compressor.compress(header) + compressor.compress(body) + compressor.flush()
@@ -105,10 +104,8 @@ class LooseObjects:
             finally:
                 for fd, _, _ in staged:
                     os.close(fd)
-            # Renamed, not linked as git does: the same bytes are under that name if
-            # another writer got there first, and one call fewer than link + unlink.
             for _, tmp, final in staged:
-                os_replace(tmp, final)
+                _put_in_place(tmp, final)
         except BaseException:
             for _, tmp, _ in staged:
                 with contextlib.suppress(FileNotFoundError):
@@ -131,6 +128,22 @@ class LooseObjects:
             os.close(fd)
             with contextlib.suppress(FileNotFoundError):
                 os_unlink(tmp)
+
+
+def _put_in_place(tmp: Path, final: Path) -> None:
+    """Rename a temp object to its name, its folder made if missing: renamed, not linked as
+    git does (the same bytes are under that name if another writer got there first, and
+    one call fewer than link + unlink).
+
+    The folder is made here, at the rename, and again if it is gone then: a `git gc`
+    running beside the write (`git gc --auto` after a person's commit, in the background)
+    packs the loose objects and removes the folders it empties, as git's own writers
+    expect (they make the folder again and retry)."""
+    try:
+        os_replace(tmp, final)
+    except FileNotFoundError:
+        final.parent.mkdir(exist_ok=True)
+        os_replace(tmp, final)
 
 
 def _freshened(path: Path) -> bool:
