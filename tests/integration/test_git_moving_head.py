@@ -22,6 +22,7 @@ from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultBusy
 from vault_tool.storage import head_movers, refs
 from vault_tool.storage.changes import Placing
+from vault_tool.storage.index_lock import LockedIndex
 from vault_tool.storage.commits import Committer
 from vault_tool.storage.objects import LooseObjects
 from vault_tool.storage.processes import CLEAN, HEAD_MOVERS, _runs, git_processes, subcommand
@@ -101,10 +102,20 @@ def test_a_git_moving_head_that_starts_while_a_commit_is_made_is_waited_out_too(
     step: str,
 ):
     # The merge begins under git's index lock, after the write's first look (before it
-    # placed its file): the look right before HEAD moves must see it.
+    # placed its file): the look right before HEAD moves must see it, and git's index must
+    # not get the write's files while it runs (a `git stash` reads the index without the
+    # lock: it took a staged file of a commit not landed for the person's, and removed it).
     asked = []
     moving_git = head_movers.moving_git
     monkeypatch.setattr(head_movers, "moving_git", lambda root: asked.append(1) or moving_git(root))
+    staged_while_moving = []
+    publish = LockedIndex.publish
+
+    def staged(self):
+        staged_while_moving.append(bool(moving_git(vault_path.resolve())))
+        return publish(self)
+
+    monkeypatch.setattr(LockedIndex, "publish", staged)
     under_lock, merge_started = threading.Event(), threading.Event()
     original = getattr(owner, step)
 
@@ -132,6 +143,7 @@ def test_a_git_moving_head_that_starts_while_a_commit_is_made_is_waited_out_too(
     assert (out / "start").read_text() == (out / "end").read_text()  # no commit while it ran
     assert git(vault_path, "rev-parse", "HEAD") == made["version_id"]
     assert git(vault_path, "status", "--porcelain") == ""
+    assert staged_while_moving and True not in staged_while_moving
 
 
 def test_a_write_refuses_while_a_git_moving_head_runs_on_and_writes_nothing(

@@ -232,7 +232,7 @@ class Committer:
         else:
             present = [p for p in paths if snapshot.get(p) is not None]
         if self.settings.blobs_in_process(present):
-            read = (lambda p: snapshot[p]) if snapshot is not None else self._file_bytes
+            read = (lambda p: snapshot[p]) if snapshot else (lambda p: (self.root / p).read_bytes())
             blobs = [self.objects.stage(b"blob", read(p) or b"").hex() for p in present]
         elif snapshot is None:
             blobs = (
@@ -246,9 +246,6 @@ class Committer:
         changes: dict[str, str | None] = dict.fromkeys(paths)
         changes.update(zip(present, blobs, strict=True))
         return changes
-
-    def _file_bytes(self, path: str) -> bytes:
-        return (self.root / path).read_bytes()
 
     def _stage(
         self,
@@ -301,6 +298,9 @@ class Committer:
             # a checkout, rebase or merge begun since the first ask never gets this commit.
             branch = self.guard.require_idle_branch()
             if not staged:
+                # (a `git stash` reads the index unlocked: our files, staged for a commit not
+                # landed, would be the person's to it, stashed and removed)
+                no_moving_git(self.root)
                 stage()  # (the entries are the same whichever commit they land in)
                 staged = True
             try:
