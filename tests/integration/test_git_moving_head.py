@@ -22,8 +22,8 @@ from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultBusy
 from vault_tool.storage import head_movers, refs
 from vault_tool.storage.changes import Placing
-from vault_tool.storage.index_lock import LockedIndex
 from vault_tool.storage.commits import Committer
+from vault_tool.storage.index_lock import LockedIndex
 from vault_tool.storage.objects import LooseObjects
 from vault_tool.storage.processes import CLEAN, HEAD_MOVERS, _runs, git_processes, subcommand
 
