@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers import create_args, eventually, git
 from vault_tool.engine.vault import Vault
+from vault_tool.storage import changes
 from vault_tool.storage.commits import Committer
 from vault_tool.storage.processes import CLEAN, git_processes
 
@@ -62,6 +63,34 @@ def test_a_new_file_git_clean_removed_before_the_index_had_it_is_put_back(
     assert git(vault_path, "status", "--porcelain", "--", made["path"]) == ""
     assert vault.uncommitted() == []
     assert vault.read(made["memory_id"])["version_id"] == made["version_id"]
+
+
+def test_a_new_file_a_checkout_of_an_older_commit_removed_after_the_commit_stays_removed(
+    vault: Vault, vault_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # The person checks out an older commit right after the write's commit landed: git
+    # removes the new file, rightly. Put back, it was an untracked file in the way of
+    # `git checkout main` ("untracked working tree files would be overwritten"): the
+    # torture's person could not get back to their branch.
+    vault.remember(create_args("Warm up"))
+    before = git(vault_path, "rev-parse", "HEAD")
+    waits = changes.wait_out_cleans
+
+    def checkout_first(root):
+        git(vault_path, "checkout", "-q", "--detach", before)
+        return waits(root)
+
+    monkeypatch.setattr(changes, "wait_out_cleans", checkout_first)
+    made = vault.remember(create_args("Staging needs the VPN"))
+    monkeypatch.undo()
+
+    assert not (vault_path / made["path"]).exists()  # (as the older commit has it)
+    assert git(vault_path, "status", "--porcelain") == ""
+    git(vault_path, "checkout", "-q", "main")
+    assert git(vault_path, "rev-parse", "HEAD") == made["version_id"]
+    assert git(vault_path, "show", f"HEAD:{made['path']}") == (
+        (vault_path / made["path"]).read_text().strip()
+    )
 
 
 def test_a_git_clean_that_read_the_index_before_the_commit_is_waited_out(

@@ -150,10 +150,10 @@ class Placing:
                 durable.remove(tmp)  # a create leaves it as a second name of the new file
         durable.fsync_folders([staged.target.parent for staged in self.staged])
 
-    def finish(self) -> None:
-        """The commit landed: drop the kept old versions, then the journal. A failure here
-        fails nothing: the write is done, and the journal (kept if anything is left) has
-        the next open remove what stayed."""
+    def finish(self, in_head: Callable[[str, bytes], bool]) -> None:
+        """The commit landed: drop the kept old versions, then the journal (in_head: whether
+        HEAD holds these bytes at a path). A failure here fails nothing: the write is done,
+        and the journal (kept if anything is left) has the next open remove what stayed."""
         try:
             # A new file is untracked to git until its commit has put it in git's index: a
             # `git clean` then removes it. The write is to be acknowledged: it is put back.
@@ -164,7 +164,7 @@ class Placing:
             ]
             if made:
                 wait_out_cleans(self.root)
-                put_back_removed(made)
+                put_back_removed(made, in_head)
             for staged in self.staged:
                 if staged.kept is not None:
                     durable.remove(staged.kept)
@@ -330,11 +330,16 @@ def wait_out_cleans(root: Path) -> bool:
     return ran
 
 
-def put_back_removed(made: list[tuple[str, Path, Path, bytes]]) -> None:
+def put_back_removed(
+    made: list[tuple[str, Path, Path, bytes]], in_head: Callable[[str, bytes], bool]
+) -> None:
     """Put back each new file just committed (path, target, a temp name, bytes) that is
-    gone, never over a file made since."""
+    gone while HEAD still holds it (in_head: whether HEAD holds these bytes at path), never
+    over a file made since. A checkout of an older commit, a reset or a `git rm` that
+    removed it moved HEAD away from it: put back, it would be an untracked file that git
+    then refuses to overwrite when the person checks their branch out again."""
     for path, target, tmp, data in made:
-        if os.path.lexists(target):
+        if os.path.lexists(target) or not in_head(path, data):
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         durable.write_durably(tmp, data)

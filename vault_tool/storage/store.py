@@ -340,7 +340,7 @@ class Store:
             if reported is problem:
                 raise
             raise reported from problem
-        placing.finish()
+        placing.finish(self.matches_head)
         return sha
 
     def _git_in_the_way(self) -> VaultBusy | None:
@@ -387,5 +387,5 @@ class Store:
         # (changes.py wait_out_cleans): put back as committed, or the watcher commits the
         # removal. Only when a clean ran: otherwise the person removed it, and that stands.
         if sha and new and wait_out_cleans(self.root):
-            put_back_removed(new)
+            put_back_removed(new, self.matches_head)
         return sha
