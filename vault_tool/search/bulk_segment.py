@@ -10,6 +10,12 @@ field lengths are read from the column once, and each block of a term is handed 
 Whoosh's own W3 postings writer whole: the same block contents, statistics and bytes
 it would have written posting by posting, at a fraction of the calls.
 
+A counted text field (core/words.py's Counted: `all`, `glosses`, most of a note's postings)
+is added in one call a document: its words' counts go straight into per-field tables of
+arrays, where Whoosh makes, per posting, a tuple, a generator step, its bytes and a call
+to the pool (a fifth of what an indexing process spent). A count is the posting's weight
+and, packed, its value, so only the counts are kept until the blocks are written.
+
 Used by the processes a bulk writer (BulkWriter, Whoosh's multiprocessing writer) starts,
 which only add documents to a new segment each. Pinned by
 tests/integration/test_bulk_segment.py: a segment written here is byte for byte the one
@@ -21,13 +27,18 @@ from __future__ import annotations
 import heapq
 import itertools
 import pickle
+import sys
 from array import array
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import whoosh.multiproc
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
 from whoosh.multiproc import MpWriter, SubWriterTask
+from whoosh.util.numeric import byte_to_length
 from whoosh.writing import PostingPool, SegmentWriter
+
+from vault_tool.core.words import Counted, Words
 
 
 class BulkWriter(MpWriter):
@@ -73,6 +84,8 @@ class TermPool(PostingPool):
         self.terms: dict[tuple[str, bytes], tuple[array, array, Any]] = {}
         self._adders: dict[tuple[str, bytes], tuple[Any, Any, Any, int]] = {}  # (their appends)
         self._fixed: dict[str, int] = {}  # field name -> its values' size (0: they vary)
+        # field name -> term -> (docnums, counts): a counted text field's postings
+        self.counted: dict[str, dict[str, tuple[array, array]]] = {}
         self._bytes = 0
 
     def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
@@ -86,6 +99,26 @@ class TermPool(PostingPool):
         adders[1](weight)
         adders[2](value or b"")  # (a list: one a posting, the empty ones too)
         self._bytes += adders[3]
+        if self._bytes > self.limit:
+            self._write_run()
+
+    def add_counts(self, fieldname: str, docnum: int, counts: dict[str, int]) -> None:
+        """A document's postings of a counted text field: term -> its count (a count is the
+        posting's weight and its value; the field's boost is 1)."""
+        table = self.counted.get(fieldname)
+        if table is None:
+            table = self.counted[fieldname] = {}
+            self.fieldnames.add(fieldname)
+            self._fixed[fieldname] = COUNT_BYTES
+        added = POSTING_BYTES * len(counts)
+        for term, count in counts.items():
+            postings = table.get(term)
+            if postings is None:
+                postings = table[term] = (array("I"), array("I"))
+                added += TERM_BYTES + len(term)
+            postings[0].append(docnum)
+            postings[1].append(count)
+        self._bytes += added
         if self._bytes > self.limit:
             self._write_run()
 
@@ -104,13 +137,23 @@ class TermPool(PostingPool):
         self._bytes += TERM_BYTES + len(text)
         return adders
 
+    def _held(self) -> list[tuple[tuple[str, bytes], tuple]]:
+        """Every term held, in Whoosh's order (a term's text is sorted as its UTF-8 bytes);
+        a counted term's postings as (docnums, counts, None)."""
+        counted = [
+            ((fieldname, term.encode("utf-8")), (docnums, counts, None))
+            for fieldname, table in self.counted.items()
+            for term, (docnums, counts) in table.items()
+        ]
+        return sorted([*self.terms.items(), *counted], key=_key)
+
     def _write_run(self) -> None:
         path, out = self._new_run()
         with out:
-            for key, postings in sorted(self.terms.items()):
-                pickle.dump((key, postings), out, pickle.HIGHEST_PROTOCOL)
+            for item in self._held():
+                pickle.dump(item, out, pickle.HIGHEST_PROTOCOL)
         self.runs.append(path)
-        self.terms, self._adders, self._bytes = {}, {}, 0
+        self.terms, self._adders, self.counted, self._bytes = {}, {}, {}, 0
 
     def _read_terms(self, path: str) -> Iterator[tuple[tuple[str, bytes], tuple]]:
         with self._open_run(path) as run:
@@ -125,22 +168,25 @@ class TermPool(PostingPool):
         """Every term in Whoosh's order, with its postings in docnum order (its runs, in
         the order written, then what is held)."""
         if not self.runs:
-            yield from sorted(self.terms.items())
+            yield from self._held()
             return
         self._write_run()
         merged = heapq.merge(*(self._read_terms(path) for path in self.runs), key=_key)
         for key, parts in itertools.groupby(merged, key=_key):
-            (_, (docnums, weights, values)), *more = parts
-            for _, (more_docnums, more_weights, more_values) in more:
-                docnums += more_docnums
-                weights += more_weights
-                values += more_values
-            yield key, (docnums, weights, values)
+            (_, postings), *more = parts
+            for _, later in more:
+                for held, added in zip(postings, later, strict=True):
+                    if held is not None:  # (a counted term's values: its counts)
+                        held += added
+            yield key, postings
         self.runs = []
 
     def iter_postings(self) -> Any:
         """Every posting as Whoosh's pool gives them: sorted (field, term, docnum, ...)."""
         for (fieldname, text), (docnums, weights, values) in self.sorted_terms():
+            if values is None:  # (counted: the weights are the counts)
+                values = _packed_counts(weights)
+                weights = array("d", weights)
             size = self._fixed[fieldname]
             for n, (docnum, weight) in enumerate(zip(docnums, weights, strict=True)):
                 value = bytes(values[n * size : (n + 1) * size]) if size else values[n]
@@ -151,6 +197,18 @@ def _key(item: tuple) -> tuple[str, bytes]:
     return item[0]
 
 
+# A count as Whoosh's Frequency format packs it (whoosh.system.pack_uint: 4 bytes, big-endian).
+COUNT_BYTES = 4
+
+
+def _packed_counts(counts: array) -> bytes:
+    packed = array("I", counts)
+    assert packed.itemsize == COUNT_BYTES
+    if sys.byteorder == "little":
+        packed.byteswap()
+    return packed.tobytes()
+
+
 class BulkSegmentWriter(SegmentWriter):
     """Whoosh's segment writer, with its postings written term by term (see the module)."""
 
@@ -158,6 +216,54 @@ class BulkSegmentWriter(SegmentWriter):
         super().__init__(ix, **kwargs)
         limitmb = self.pool.limit >> 20
         self.pool = TermPool(self.schema, self._tempstorage, self.newsegment, limitmb=limitmb)
+        # field name -> its analyser, for the fields whose postings are added as counts
+        self._counted = {
+            name: field.analyzer
+            for name, field in self.schema.items()
+            if isinstance(field.format, Counted)
+            and isinstance(field.analyzer, Words)
+            and field.format.field_boost == 1.0
+        }
+        # Whoosh's add_document, for what this one leaves out (all indexes run without)
+        self._whole = any(f.separate_spelling() or f.vector for _, f in self.schema.items())
+
+    def add_document(self, **fields: Any) -> None:
+        """What SegmentWriter.add_document adds, with a counted field's postings added in
+        one call. Boosts and custom stored values (Whoosh's `_...` keywords) are not taken:
+        index documents have none (they are refused as unknown fields)."""
+        if self._whole:
+            super().add_document(**fields)
+            return
+        self._check_state()
+        schema, pool, perdoc, docnum = self.schema, self.pool, self.perdocwriter, self.docnum
+        names = sorted(fields)
+        self._check_fields(schema, names)
+        perdoc.start_doc(docnum)
+        try:
+            for name in names:
+                value = fields[name]
+                if value is None:
+                    continue
+                field = schema[name]
+                length = 0
+                analyzer = self._counted.get(name) if field.indexed else None
+                if analyzer is not None:
+                    counts = analyzer.counts(value)
+                    pool.add_counts(name, docnum, counts)
+                    length = sum(counts.values()) if field.scorable else 0
+                elif field.indexed:
+                    for text, count, weight, value_bytes in field.index(value):
+                        length += count if field.scorable else 0
+                        pool.add((name, text, docnum, weight, value_bytes))
+                perdoc.add_field(name, field, value if field.stored else None, length)
+                if field.column_type:
+                    perdoc.add_column_value(name, field.column_type, field.to_column_value(value))
+        except Exception:
+            perdoc.cancel_doc()
+            raise
+        perdoc.finish_doc()
+        self._added = True
+        self.docnum += 1
 
     def _flush_segment(self) -> None:
         self.perdocwriter.close()
@@ -196,10 +302,15 @@ def write_terms(
 
 
 def _lengths_of(lengths: Any, name: str, doc_count: int) -> list[int]:
-    """Each document's length of a field, as the postings writer is given it (0: none)."""
-    if lengths is None:
+    """Each document's length of a field, as the postings writer is given it (0: none),
+    read from its column in one piece: Whoosh's doc_field_length looks for the column's
+    file once a document (a stat each, for a field without lengths)."""
+    if lengths is None or not lengths.has_column(_lenfield(name)):
         return [0] * doc_count
-    return [lengths.doc_field_length(docnum, name) or 0 for docnum in range(doc_count)]
+    column = lengths.column_reader(_lenfield(name), LENGTHS_COLUMN)
+    raw = column._dbfile.get(column._basepos, column._count)  # (a byte a document)
+    found = [byte_to_length(byte) if byte else 0 for byte in raw]
+    return found + [0] * (doc_count - len(found))
 
 
 def _write_postings(writer: Any, postings: tuple, field_lengths: list[int]) -> None:
@@ -215,11 +326,14 @@ def _write_postings(writer: Any, postings: tuple, field_lengths: list[int]) -> N
         block_lengths = [n for n in (field_lengths[d] for d in ids) if n]
         writer._ids = array("I", ids)
         writer._weights = array("f", block_weights)
-        if isinstance(values, list):  # (W3PostingsWriter keeps only the values not empty)
+        if values is None:  # (counted: each count packed, one piece as below)
+            writer._values = [_packed_counts(block_weights)]
+        elif isinstance(values, list):  # (W3PostingsWriter keeps only the values not empty)
             writer._values = [value for value in values[start : start + limit] if value]
         else:  # (W3PostingsWriter joins values of a fixed size: one piece joins the same)
             size = len(values) // len(docnums)
             writer._values = [bytes(values[start * size : (start + limit) * size])]
-        writer._maxweight = max(0, *block_weights)
+        top = max(block_weights)  # (a float, as Whoosh's: the block's statistics are pickled)
+        writer._maxweight = float(top) if top > 0 else 0
         writer._minlength = min(block_lengths) if block_lengths else None
         writer._maxlength = max(block_lengths) if block_lengths else 0
