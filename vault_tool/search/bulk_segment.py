@@ -27,18 +27,16 @@ from __future__ import annotations
 import heapq
 import itertools
 import pickle
-import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import whoosh.multiproc
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
 from whoosh.multiproc import MpWriter, SubWriterTask
-from whoosh.util.numeric import byte_to_length
 from whoosh.writing import PostingPool, SegmentWriter
 
 from vault_tool.core.words import Counted, Words
+from vault_tool.search.posting_blocks import COUNT_BYTES, packed_counts, write_terms
 
 
 class BulkWriter(MpWriter):
@@ -185,7 +183,7 @@ class TermPool(PostingPool):
         """Every posting as Whoosh's pool gives them: sorted (field, term, docnum, ...)."""
         for (fieldname, text), (docnums, weights, values) in self.sorted_terms():
             if values is None:  # (counted: the weights are the counts)
-                values = _packed_counts(weights)
+                values = packed_counts(weights)
                 weights = array("d", weights)
             size = self._fixed[fieldname]
             for n, (docnum, weight) in enumerate(zip(docnums, weights, strict=True)):
@@ -195,18 +193,6 @@ class TermPool(PostingPool):
 
 def _key(item: tuple) -> tuple[str, bytes]:
     return item[0]
-
-
-# A count as Whoosh's Frequency format packs it (whoosh.system.pack_uint: 4 bytes, big-endian).
-COUNT_BYTES = 4
-
-
-def _packed_counts(counts: array) -> bytes:
-    packed = array("I", counts)
-    assert packed.itemsize == COUNT_BYTES
-    if sys.byteorder == "little":
-        packed.byteswap()
-    return packed.tobytes()
 
 
 class BulkSegmentWriter(SegmentWriter):
@@ -275,65 +261,3 @@ class BulkSegmentWriter(SegmentWriter):
             self.fieldwriter.close()
             if lengths is not None:
                 lengths.close()
-
-
-def write_terms(
-    fields: Any,
-    schema: Any,
-    terms: Iterable[tuple[tuple[str, bytes], tuple[array, array, Any]]],
-    lengths: Any,
-    doc_count: int,
-) -> None:
-    """Every term's postings (in Whoosh's order) through the field writer, block by block."""
-    field_name = None
-    field_lengths: list[int] = []
-    for (name, text), postings in terms:
-        if name != field_name:
-            if field_name is not None:
-                fields.finish_field()
-            field_name = name
-            fields.start_field(name, schema[name])
-            field_lengths = _lengths_of(lengths, name, doc_count)
-        fields.start_term(text)
-        _write_postings(fields._postwriter, postings, field_lengths)
-        fields.finish_term()
-    if field_name is not None:
-        fields.finish_field()
-
-
-def _lengths_of(lengths: Any, name: str, doc_count: int) -> list[int]:
-    """Each document's length of a field, as the postings writer is given it (0: none),
-    read from its column in one piece: Whoosh's doc_field_length looks for the column's
-    file once a document (a stat each, for a field without lengths)."""
-    if lengths is None or not lengths.has_column(_lenfield(name)):
-        return [0] * doc_count
-    column = lengths.column_reader(_lenfield(name), LENGTHS_COLUMN)
-    raw = column._dbfile.get(column._basepos, column._count)  # (a byte a document)
-    found = [byte_to_length(byte) if byte else 0 for byte in raw]
-    return found + [0] * (doc_count - len(found))
-
-
-def _write_postings(writer: Any, postings: tuple, field_lengths: list[int]) -> None:
-    """One term's postings, each block set whole where W3PostingsWriter.add_posting would
-    have built it one posting at a time; the last one left for finish_postings."""
-    docnums, weights, values = postings
-    limit = writer._blocklimit
-    for start in range(0, len(docnums), limit):
-        if start:
-            writer._write_block()
-        ids = docnums[start : start + limit]
-        block_weights = weights[start : start + limit]
-        block_lengths = [n for n in (field_lengths[d] for d in ids) if n]
-        writer._ids = array("I", ids)
-        writer._weights = array("f", block_weights)
-        if values is None:  # (counted: each count packed, one piece as below)
-            writer._values = [_packed_counts(block_weights)]
-        elif isinstance(values, list):  # (W3PostingsWriter keeps only the values not empty)
-            writer._values = [value for value in values[start : start + limit] if value]
-        else:  # (W3PostingsWriter joins values of a fixed size: one piece joins the same)
-            size = len(values) // len(docnums)
-            writer._values = [bytes(values[start * size : (start + limit) * size])]
-        top = max(block_weights)  # (a float, as Whoosh's: the block's statistics are pickled)
-        writer._maxweight = float(top) if top > 0 else 0
-        writer._minlength = min(block_lengths) if block_lengths else None
-        writer._maxlength = max(block_lengths) if block_lengths else 0
