@@ -4,11 +4,16 @@ Whoosh's segment writer pools every posting as a tuple, sorts them all, and then
 them to the postings writer one call at a time, asking the length column on disk for
 each posting's field length (a seek and a read per posting). At 10,000 notes that is
 ~840,000 postings in each of the two indexing processes, and most of a reindex. Here
-the postings of each (field, term) are gathered in lists as documents are added (a
-term's documents arrive in docnum order), the terms are sorted once, every document's
-field lengths are read from the column once, and each block of a term is handed to
-Whoosh's own W3 postings writer whole: the same block contents, statistics and bytes
-it would have written posting by posting, at a fraction of the calls.
+the postings of each (field, term) are gathered in arrays as documents are added (a
+term's documents arrive in docnum order), the terms are sorted once, every field's
+lengths are read from its column once, and each block of a term is handed to Whoosh's
+own W3 postings writer whole (posting_blocks.py).
+
+A term of one posting (most terms: a note's own path, id, fingerprint and names) is held
+as the posting it came as, in arrays only from its second: with arrays for each such term
+the pool took 118 MB for 10,000 notes, 49 MB without, and past the pool's limit every term
+goes to a sorted run on disk to be read back (twice in each indexing process at 100,000
+notes, 5.6 s of writing alone; no longer).
 
 A counted text field (core/words.py's Counted: `all`, `glosses`, most of a note's postings)
 is added in one call a document: its words' counts go straight into per-field tables of
@@ -18,8 +23,8 @@ and, packed, its value, so only the counts are kept until the blocks are written
 
 Used by the processes a bulk writer (BulkWriter, Whoosh's multiprocessing writer) starts,
 which only add documents to a new segment each. Pinned by
-tests/integration/test_bulk_segment.py: a segment written here is byte for byte the one
-Whoosh's writer makes from the same documents.
+tests/integration/test_bulk_segment.py: a segment written here holds what Whoosh's writer
+makes from the same documents (byte for byte, with every block compressed as it does).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from whoosh.multiproc import MpWriter, SubWriterTask
 from whoosh.writing import PostingPool, SegmentWriter
 
 from vault_tool.core.words import Counted, Words
-from vault_tool.search.posting_blocks import COUNT_BYTES, packed_counts, write_terms
+from vault_tool.search.posting_blocks import packed_counts, write_terms
 
 
 class BulkWriter(MpWriter):
@@ -64,10 +69,13 @@ class _BulkTask(SubWriterTask):
         super().run()
 
 
-# What a term and a posting cost in memory (bytes, roughly): the pool writes its terms
-# to a sorted run on disk past its limit, as Whoosh's pool does with its postings.
-TERM_BYTES = 400
-POSTING_BYTES = 16
+# What a term and a posting cost in memory (bytes; with these, what the pool counts was at
+# most a fifth over what tracemalloc measured, 10-30k notes of bench.notes): the pool writes its
+# terms to a sorted run on disk past its limit, as Whoosh's pool does with its postings.
+ONE_POSTING_TERM_BYTES = 190  # (a term of one posting: most are, a note's own path, id, names)
+TERM_BYTES = 320  # (a term's arrays, from its second posting; a counted term's from its first)
+POSTING_BYTES = 16  # (a docnum and a weight, as the arrays grow)
+COUNT_BYTES_HELD = 9  # (a counted posting: a docnum and a count)
 VALUE_BYTES = 48  # (a value of a size that varies: a bytes object in a list)
 
 
@@ -77,26 +85,39 @@ class TermPool(PostingPool):
     def __init__(self, schema: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.schema = schema
-        # (field name, term bytes) -> (docnums, weights, values), in the order added; values
-        # of a fixed size (a count) one after another, else a list
-        self.terms: dict[tuple[str, bytes], tuple[array, array, Any]] = {}
-        self._adders: dict[tuple[str, bytes], tuple[Any, Any, Any, int]] = {}  # (their appends)
-        self._fixed: dict[str, int] = {}  # field name -> its values' size (0: they vary)
+        # field name -> term bytes -> its postings in the order added: one as it came
+        # (docnum, weight, value), more as [docnums, weights, values] (values of a fixed
+        # size one after another, else a list)
+        self.terms: dict[str, dict[bytes, Any]] = {}
         # field name -> term -> (docnums, counts): a counted text field's postings
         self.counted: dict[str, dict[str, tuple[array, array]]] = {}
+        self._fixed: dict[str, int] = {}  # field name -> its values' size (0: they vary)
         self._bytes = 0
 
     def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
         fieldname, text, docnum, weight, value = item
         if docnum < 0:
             return  # (a spelling word: Whoosh's postings writer skips those too)
-        adders = self._adders.get((fieldname, text))
-        if adders is None:
-            adders = self._new_term(fieldname, text)
-        adders[0](docnum)
-        adders[1](weight)
-        adders[2](value or b"")  # (a list: one a posting, the empty ones too)
-        self._bytes += adders[3]
+        table = self.terms.get(fieldname)
+        if table is None:
+            table = self.terms[fieldname] = {}
+            self._new_field(fieldname)
+        held = table.get(text)
+        if held is None:
+            table[text] = (docnum, weight, value or b"")
+            self._bytes += ONE_POSTING_TERM_BYTES + len(text)
+        else:
+            fixed = self._fixed[fieldname]
+            if type(held) is tuple:  # (its second posting: its postings go into arrays)
+                held = table[text] = _arrays(held, fixed)
+                self._bytes += TERM_BYTES
+            held[0].append(docnum)
+            held[1].append(weight)
+            if fixed:
+                held[2].extend(value or b"")
+            else:
+                held[2].append(value or b"")  # (a list: one a posting, the empty ones too)
+            self._bytes += POSTING_BYTES + (0 if fixed else VALUE_BYTES)
         if self._bytes > self.limit:
             self._write_run()
 
@@ -106,9 +127,8 @@ class TermPool(PostingPool):
         table = self.counted.get(fieldname)
         if table is None:
             table = self.counted[fieldname] = {}
-            self.fieldnames.add(fieldname)
-            self._fixed[fieldname] = COUNT_BYTES
-        added = POSTING_BYTES * len(counts)
+            self._new_field(fieldname)
+        added = COUNT_BYTES_HELD * len(counts)
         for term, count in counts.items():
             postings = table.get(term)
             if postings is None:
@@ -120,30 +140,26 @@ class TermPool(PostingPool):
         if self._bytes > self.limit:
             self._write_run()
 
-    def _new_term(self, fieldname: str, text: bytes) -> tuple[Any, Any, Any, int]:
-        if fieldname not in self._fixed:
-            self.fieldnames.add(fieldname)
-            size = self.schema[fieldname].format.fixed_value_size()
-            self._fixed[fieldname] = size if size and size > 0 else 0
-        fixed = self._fixed[fieldname]
-        docnums, weights = array("I"), array("d")
-        values: bytearray | list[bytes] = bytearray() if fixed else []
-        self.terms[(fieldname, text)] = (docnums, weights, values)
-        add_value = values.extend if isinstance(values, bytearray) else values.append
-        cost = POSTING_BYTES + (0 if fixed else VALUE_BYTES)
-        adders = self._adders[(fieldname, text)] = (docnums.append, weights.append, add_value, cost)
-        self._bytes += TERM_BYTES + len(text)
-        return adders
+    def _new_field(self, fieldname: str) -> None:
+        self.fieldnames.add(fieldname)
+        size = self.schema[fieldname].format.fixed_value_size()
+        self._fixed[fieldname] = size if size and size > 0 else 0
 
     def _held(self) -> list[tuple[tuple[str, bytes], tuple]]:
-        """Every term held, in Whoosh's order (a term's text is sorted as its UTF-8 bytes);
-        a counted term's postings as (docnums, counts, None)."""
-        counted = [
+        """Every term held, in Whoosh's order (a term's text is sorted as its UTF-8 bytes),
+        with its postings as (docnums, weights, values); a counted term's values None (its
+        weights are its counts)."""
+        held = [
+            ((fieldname, text), _postings(postings, self._fixed[fieldname]))
+            for fieldname, table in self.terms.items()
+            for text, postings in table.items()
+        ]
+        held += [
             ((fieldname, term.encode("utf-8")), (docnums, counts, None))
             for fieldname, table in self.counted.items()
             for term, (docnums, counts) in table.items()
         ]
-        return sorted([*self.terms.items(), *counted], key=_key)
+        return sorted(held, key=_key)
 
     def _write_run(self) -> None:
         path, out = self._new_run()
@@ -151,7 +167,7 @@ class TermPool(PostingPool):
             for item in self._held():
                 pickle.dump(item, out, pickle.HIGHEST_PROTOCOL)
         self.runs.append(path)
-        self.terms, self._adders, self.counted, self._bytes = {}, {}, {}, 0
+        self.terms, self.counted, self._bytes = {}, {}, 0
 
     def _read_terms(self, path: str) -> Iterator[tuple[tuple[str, bytes], tuple]]:
         with self._open_run(path) as run:
@@ -171,12 +187,8 @@ class TermPool(PostingPool):
         self._write_run()
         merged = heapq.merge(*(self._read_terms(path) for path in self.runs), key=_key)
         for key, parts in itertools.groupby(merged, key=_key):
-            (_, postings), *more = parts
-            for _, later in more:
-                for held, added in zip(postings, later, strict=True):
-                    if held is not None:  # (a counted term's values: its counts)
-                        held += added
-            yield key, postings
+            postings = [postings for _, postings in parts]
+            yield key, postings[0] if len(postings) == 1 else _joined(postings)
         self.runs = []
 
     def iter_postings(self) -> Any:
@@ -193,6 +205,33 @@ class TermPool(PostingPool):
 
 def _key(item: tuple) -> tuple[str, bytes]:
     return item[0]
+
+
+def _arrays(one: tuple[int, float, bytes], fixed: int) -> list:
+    """A term's one posting as the arrays its next ones are added to."""
+    docnum, weight, value = one
+    return [array("I", (docnum,)), array("d", (weight,)), bytearray(value) if fixed else [value]]
+
+
+def _postings(held: Any, fixed: int) -> tuple:
+    """A term's postings as (docnums, weights, values), however they are held."""
+    if type(held) is tuple:  # (one posting)
+        docnum, weight, value = held
+        return (docnum,), (weight,), value if fixed else [value]
+    return tuple(held)
+
+
+def _joined(parts: list[tuple]) -> tuple:
+    """A term's postings from several runs (in the order written: docnum order) as one."""
+    counted = parts[0][2] is None
+    docnums, weights = array("I"), array("I" if counted else "d")
+    values: Any = None if counted else [] if isinstance(parts[0][2], list) else bytearray()
+    for more_docnums, more_weights, more_values in parts:
+        docnums.extend(more_docnums)
+        weights.extend(more_weights)
+        if values is not None:
+            values += more_values
+    return docnums, weights, values
 
 
 class BulkSegmentWriter(SegmentWriter):
