@@ -107,6 +107,8 @@ class Runtime:
         self._opening = threading.Lock()
         self._starting = threading.Lock()
         self._stopped = False
+        # Held while the idle warm reads the vault: shutdown closes it only after.
+        self._warming = threading.Lock()
 
     def open(self, *, again: bool = False, watch: bool = True) -> None:
         """Open the vault without catching up (the watcher does that in the background).
@@ -171,13 +173,18 @@ class Runtime:
         need, then score the vault's most common words for the searches to come, giving
         way to any call that comes in."""
         calls.warm()
-        if self.vault is None:
-            return
-        try:
-            words, titles = self.vault.warm_search(lambda: self._running > 0)
-        except VaultError as problem:  # (a damaged index is being rebuilt: nothing to warm)
-            log.info("search not warmed: %s", problem)
-            return
+        with self._warming:  # (a shutdown meanwhile stops it at its next word)
+            if self.vault is None or self._stopped:
+                return
+            try:
+                words, titles = self.vault.warm_search(lambda: self._running > 0 or self._stopped)
+            except VaultError as problem:  # (a damaged index is being rebuilt: nothing to warm)
+                log.info("search not warmed: %s", problem)
+                return
+            except Exception:
+                if self._stopped:  # (a word that outlasted the shutdown's wait: closed under it)
+                    return
+                raise
         log.info("search warmed: %d common words scored, %d titles analysed", words, titles)
 
     def index_filled(self) -> bool:
@@ -295,8 +302,13 @@ class Runtime:
             self.watcher = None
         with self._idle:
             self._idle.wait_for(lambda: self._running == 0, timeout=DRAIN_SECONDS)
+        # A warm reading the vault stops at its next word; closing the vault under it made
+        # its thread raise (a traceback in the server's stderr as it stopped).
+        warm_stopped = self._warming.acquire(timeout=DRAIN_SECONDS)
         if self.vault is not None:
             self.vault.close()
             self.vault = None
         self.audit.close()
+        if warm_stopped:
+            self._warming.release()
         log.info("server stopped")
