@@ -28,8 +28,14 @@ def runtime(vault_path: Path) -> Runtime:
     return opened
 
 
-def warm_in_a_thread(runtime: Runtime) -> tuple[threading.Thread, list[BaseException]]:
-    raised: list[BaseException] = []
+def stop_while_warming(runtime: Runtime, monkeypatch: Any, held: Any) -> None:
+    """Warm in a thread, the engine's warm replaced by held(the real warm, index, busy);
+    stop the server once the warm is in it; the thread must end without raising."""
+    real_warm, entered, raised = reads.warm, threading.Event(), []
+
+    def warm_held(index: Any, busy: Any) -> tuple[int, int]:
+        entered.set()
+        return held(real_warm, index, busy)
 
     def warm() -> None:
         try:
@@ -37,43 +43,33 @@ def warm_in_a_thread(runtime: Runtime) -> tuple[threading.Thread, list[BaseExcep
         except BaseException as problem:  # (what the thread would print as it died)
             raised.append(problem)
 
+    monkeypatch.setattr(reads, "warm", warm_held)
     thread = threading.Thread(target=warm)
     thread.start()
-    return thread, raised
+    assert entered.wait(10)
+    runtime.shutdown()
+    thread.join(10)
+    assert not raised and not thread.is_alive()
+    assert runtime.vault is None
 
 
 def test_shutdown_closes_the_vault_only_once_the_warm_has_stopped(runtime, monkeypatch):
-    real_warm, seen, entered = reads.warm, {}, threading.Event()
+    seen = {}
 
-    def held_until_shutdown_begins(index: Any, busy: Any) -> tuple[int, int]:
-        entered.set()
+    def held_until_shutdown_begins(real_warm: Any, index: Any, busy: Any) -> tuple[int, int]:
         eventually(lambda: runtime._stopped, what="the shutdown to begin")
         seen["busy"] = busy()
         found = real_warm(index, busy)
         seen["open after"] = runtime.vault is not None
         return found
 
-    monkeypatch.setattr(reads, "warm", held_until_shutdown_begins)
-    thread, raised = warm_in_a_thread(runtime)
-    assert entered.wait(10)
-    runtime.shutdown()
-    thread.join(10)
-    assert not raised and not thread.is_alive()
+    stop_while_warming(runtime, monkeypatch, held_until_shutdown_begins)
     assert seen == {"busy": True, "open after": True}  # (told to stop, and not closed under)
-    assert runtime.vault is None
 
 
 def test_a_warm_that_outlasts_the_shutdowns_wait_ends_without_an_error(runtime, monkeypatch):
-    real_warm, entered = reads.warm, threading.Event()
-
-    def held_until_the_vault_is_closed(index: Any, busy: Any) -> tuple[int, int]:
-        entered.set()
+    def held_until_the_vault_is_closed(real_warm: Any, index: Any, busy: Any) -> tuple[int, int]:
         eventually(lambda: runtime.vault is None, what="the vault to be closed")
         return real_warm(index, lambda: False)  # (reads the closed index: raises)
 
-    monkeypatch.setattr(reads, "warm", held_until_the_vault_is_closed)
-    thread, raised = warm_in_a_thread(runtime)
-    assert entered.wait(10)
-    runtime.shutdown()
-    thread.join(10)
-    assert not raised and not thread.is_alive()
+    stop_while_warming(runtime, monkeypatch, held_until_the_vault_is_closed)
