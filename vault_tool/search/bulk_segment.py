@@ -145,21 +145,21 @@ class TermPool(PostingPool):
         size = self.schema[fieldname].format.fixed_value_size()
         self._fixed[fieldname] = size if size and size > 0 else 0
 
-    def _held(self) -> list[tuple[tuple[str, bytes], tuple]]:
+    def _held(self) -> Iterator[tuple[tuple[str, bytes], tuple]]:
         """Every term held, in Whoosh's order (a term's text is sorted as its UTF-8 bytes),
         with its postings as (docnums, weights, values); a counted term's values None (its
-        weights are its counts)."""
-        held = [
-            ((fieldname, text), _postings(postings, self._fixed[fieldname]))
-            for fieldname, table in self.terms.items()
-            for text, postings in table.items()
-        ]
-        held += [
-            ((fieldname, term.encode("utf-8")), (docnums, counts, None))
-            for fieldname, table in self.counted.items()
-            for term, (docnums, counts) in table.items()
-        ]
-        return sorted(held, key=_key)
+        weights are its counts). Made as they are written: a list of them all, made at
+        once, took as much memory again as the pool (a tuple a term)."""
+        for fieldname in sorted({*self.terms, *self.counted}):
+            counted = self.counted.get(fieldname)
+            if counted is not None:  # (a field's postings are all counted, or none are)
+                assert fieldname not in self.terms
+                for term in sorted(counted):  # (a str sorts as its UTF-8 bytes)
+                    yield (fieldname, term.encode("utf-8")), (*counted[term], None)
+                continue
+            table, fixed = self.terms[fieldname], self._fixed[fieldname]
+            for text in sorted(table):
+                yield (fieldname, text), _postings(table[text], fixed)
 
     def _write_run(self) -> None:
         path, out = self._new_run()
