@@ -42,12 +42,12 @@ COMPRESS_FROM = 64
 
 # A count as Whoosh's Frequency format packs it (whoosh.system.pack_uint: 4 bytes, big-endian).
 COUNT_BYTES = 4
+assert array("I").itemsize == COUNT_BYTES  # (what packed_counts packs them as)
 
 
 def packed_counts(counts: array) -> bytes:
     """Counts packed one after another, as a counted field's posting values."""
     packed = array("I", counts)
-    assert packed.itemsize == COUNT_BYTES
     if sys.byteorder == "little":
         packed.byteswap()
     return packed.tobytes()
@@ -82,15 +82,22 @@ def write_terms(
 
 
 def _lengths_of(lengths: Any, name: str, doc_count: int) -> list[int]:
-    """Each document's length of a field, as the postings writer is given it (0: none),
-    read from its column in one piece: Whoosh's doc_field_length looks for the column's
-    file once a document (a stat each, for a field without lengths)."""
-    if lengths is None or not lengths.has_column(_lenfield(name)):
-        return [0] * doc_count
-    column = lengths.column_reader(_lenfield(name), LENGTHS_COLUMN)
-    raw = column._dbfile.get(column._basepos, column._count)  # (a byte a document)
-    found = [byte_to_length(byte) if byte else 0 for byte in raw]
-    return found + [0] * (doc_count - len(found))
+    """Each document's length of a field, as the postings writer is given it (0: none)."""
+    table = None if lengths is None else lengths_in_column(lengths, name, doc_count, 0)
+    return [0] * doc_count if table is None else table
+
+
+def lengths_in_column(perdoc: Any, field_name: str, doc_count: int, missing: Any) -> Any:
+    """Each document's length of a field, from a segment's per-document reader, its length
+    column read in one piece (a byte a document: Whoosh's doc_field_length reads one a
+    call, and looks for the column's file each time); `missing` for a document without
+    one; None if the field has no length column."""
+    column = perdoc._cached_reader(_lenfield(field_name), LENGTHS_COLUMN)
+    if column is None:
+        return None
+    raw = column._dbfile.get(column._basepos, column._count * column._fixedlen)
+    found = [byte_to_length(byte) if byte else missing for byte in raw]
+    return found + [missing] * (doc_count - len(found))
 
 
 def _write_postings(writer: Any, postings: tuple, field_lengths: list[int]) -> None:

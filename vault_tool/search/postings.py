@@ -229,15 +229,13 @@ def field_lengths(reader: Any, field_name: str) -> Any:
     if table is not None:
         _LENGTHS.move_to_end(key)
         return table
-    try:
-        from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
-        from whoosh.util.numeric import byte_to_length
+    from vault_tool.search.posting_blocks import lengths_in_column
 
-        column = reader._perdoc._cached_reader(_lenfield(field_name), LENGTHS_COLUMN)
-        raw = column._dbfile.get(column._basepos, column._count * column._fixedlen)
-        table = [byte_to_length(b) if b else None for b in raw]
-        table += [None] * (reader.doc_count_all() - len(table))
-    except (AttributeError, ImportError, TypeError):
+    try:
+        table = lengths_in_column(reader._perdoc, field_name, reader.doc_count_all(), None)
+    except (AttributeError, TypeError):
+        table = None
+    if table is None:
         return _PerDocLengths(reader, field_name)
     _LENGTHS[key] = table
     while len(_LENGTHS) > _LENGTHS_KEPT:
