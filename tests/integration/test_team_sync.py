@@ -263,7 +263,7 @@ def test_a_clone_is_given_the_merge_driver_when_first_opened(tmp_path: Path):
     )
     clone(remote, tmp_path / "opened")
     driver = git(tmp_path / "opened", "config", "--get", "merge.vault-tool.driver")
-    assert driver.endswith("-m vault_tool merge-driver %O %A %B %L %P")
+    assert driver.endswith("-m vault_tool merge-driver -- %O %A %B %L %P")
     assert git(tmp_path / "opened", "check-attr", "merge", "--", "fact/x.md").endswith("vault-tool")
 
 

@@ -42,7 +42,7 @@ CONFINED = {
 }
 # Vault's parts: only the engine may touch them.
 VAULT_PARTS = {"_store", "_index", "_ledger", "_intake", "_writer"}
-MAX_LINES = 400
+MAX_LINES = 600  # modules are cut by concept (docs/design.md); a cap, not a target
 FORBIDDEN_NAMES = {"utils", "helpers", "common"}
 
 
@@ -244,7 +244,7 @@ def test_heavy_and_protocol_packages_stay_in_their_room(package: dict[str, Modul
     assert confined_imports(package) == []
 
 
-def test_no_module_is_over_400_lines(package: dict[str, Module]) -> None:
+def test_no_module_is_over_600_lines(package: dict[str, Module]) -> None:
     assert oversized(package) == []
 
 

@@ -204,6 +204,28 @@ def test_tags_are_a_set_as_a_person_writes_them():
     assert sorted(result["tags"]) == ["ana", "billing", "ops"]
 
 
+def test_tags_keep_their_case_and_script_as_each_side_wrote_them():
+    base = memory(tags=["Travel", "日本"])
+    result = merged(
+        base, memory(tags=["Travel", "日本", "urgent"]), memory(tags=["Travel", "日本", "Kyoto"])
+    )
+    assert sorted(result["tags"]) == sorted(["Travel", "日本", "urgent", "Kyoto"])
+
+
+def test_a_tag_without_a_tag_name_is_removed_only_where_a_side_removed_it():
+    base = memory(tags=["日本", "東京"])
+    result = merged(base, memory(tags=["日本", "東京", "ops"]), memory(tags=["日本"]))
+    assert sorted(result["tags"]) == sorted(["日本", "ops"])
+
+
+def test_a_tag_re_spelled_on_one_side_is_written_as_re_spelled():
+    base = memory(tags=["Travel", "billing"])
+    result = merged(
+        base, memory(tags=["travel", "billing"]), memory(tags=["Travel", "billing", "ops"])
+    )
+    assert result["tags"] == ["travel", "billing", "ops"]
+
+
 def test_supersedes_is_a_set():
     one, two, three = (
         "01JDXK3M6Q8W1J4T0P9R7V2B5D",

@@ -74,14 +74,18 @@ def sync(remote_name: str | None, vault_path: str | None, as_json: bool) -> None
     emit(outcome.to_dict(), as_json, lambda out: out.print(shown_in_markup(outcome.line())))
 
 
-@click.command("merge-driver", context_settings={"ignore_unknown_options": True})
+@click.command(
+    "merge-driver",
+    # Only `--help`: a path git hands over as `-h….md` must never print the help.
+    context_settings={"ignore_unknown_options": True, "help_option_names": ["--help"]},
+)
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("ours", type=click.Path(path_type=Path))
 @click.argument("theirs", type=click.Path(path_type=Path))
 @click.argument("marker_size", type=int)
 @click.argument("path")
 def merge_driver(base: Path, ours: Path, theirs: Path, marker_size: int, path: str) -> None:
-    """The merge driver git runs for memory files: `%O %A %B %L %P`.
+    """The merge driver git runs for memory files: `-- %O %A %B %L %P`.
 
     Registered in .git/config by init and by every open of the vault; `.gitattributes`
     names it for `*.md`. Writes the merge into OURS; exit 0 when merged, 1 when a body

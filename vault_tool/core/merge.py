@@ -18,11 +18,13 @@ Front matter, key by key (values compared by their canonical text, so `1` is not
   missing or unreadable `updated` counts as the oldest; a tie goes to the value whose
   canonical text sorts first), and the losing value is recorded in a conflict note.
 - `entities` are a set keyed by normalised name (case, accents, spaces) and kind;
-  `facts` by (subject, predicate, object), names normalised alike; `tags` by name (a list
+  `facts` by (subject, predicate, object), names normalised alike; `tags` by tag name, or
+  normalised text for a tag without one (`日本`), each written as its side wrote it (a list
   or one string, read as hand_made reads them, every one kept) and `supersedes` by id;
   `merge_conflicts` by the whole note. An item removed on one side and untouched on the
   other is removed; added on either side, kept; removed on one side and changed on the
-  other, kept as changed (a key removed whole counts as all its items removed). Inside
+  other, kept as changed (a key removed whole counts as all its items removed), but a tag
+  re-spelled on one side (`Travel` to `travel`) and removed on the other is removed. Inside
   an entity or a fact changed on both sides each field (the gloss `is`, `valid_from`,
   `valid_until`, a name's spelling) is merged as a value by the rules above, a losing one
   noted as `entities[Ana/person].is` or `facts[Ana owns billing].valid_until`. An entity
@@ -54,15 +56,12 @@ not one) and files without front matter on every side: git's text merge decides.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import yaml
-
-from vault_tool.core import schema
+from vault_tool.core import front_matter, schema
 from vault_tool.core.hand_made import tag_name, tag_values
 from vault_tool.core.memory import BOM, parse
 from vault_tool.core.text import normalize_name
@@ -72,10 +71,10 @@ from vault_tool.errors import InvalidInput, UnparseableFile
 
 NOTES_KEY = "merge_conflicts"
 _SCHEMA = "memory.schema.json"
-_BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)  # python-frontmatter's, as parse reads
 _MISSING: Any = object()
 _BOTH: Any = object()  # changed differently on both sides
 _OLDEST = datetime.min.replace(tzinfo=UTC)
+_NO_SIDE = front_matter.Split({}, {}, "", "", False)  # the base of two files added alike
 
 
 @dataclass(frozen=True)
@@ -99,20 +98,11 @@ class Plan:
         return self.head + body
 
 
-@dataclass(frozen=True)
-class _Side:
-    fields: dict[str, Any]
-    blocks: dict[str, str] | None  # each top-level key's lines as written
-    head: str
-    body: str
-    bom: bool
-
-
 def plan(base: bytes, ours: bytes, theirs: bytes, path: str) -> Plan | Fallback:
     """Merge three versions of a memory file's bytes (base empty: no common ancestor)."""
     sides = []
     for name, data in (("base", base), ("ours", ours), ("theirs", theirs)):
-        side = _side(data, path) if data or name != "base" else _Side({}, {}, "", "", False)
+        side = _side(data, path) if data or name != "base" else _NO_SIDE
         if isinstance(side, str):
             return Fallback(f"{name} does not parse ({side})", report=True)
         sides.append(side)
@@ -126,8 +116,11 @@ def plan(base: bytes, ours: bytes, theirs: bytes, path: str) -> Plan | Fallback:
         head = _pick(b.head, o.head, t.head)
     else:
         fields = merge_fields(b.fields, o.fields, t.fields)
+        held = {k: fields[k] for k in _SET_KEYS if k in fields}
+        if "tags" in held:  # (as parse reads them: by tag name, not as written)
+            held["tags"] = list(dict.fromkeys(filter(None, map(tag_name, held["tags"]))))
         try:  # the keys held to the schema, as merged (parse caps tags at 20 unseen)
-            schema.validate({k: fields[k] for k in _SET_KEYS if k in fields}, _SCHEMA)
+            schema.validate(held, _SCHEMA)
         except InvalidInput as problem:
             return Fallback(f"the merged front matter is not valid: {problem}", report=True)
         head = _render(fields, (o, t, b))
@@ -214,7 +207,9 @@ class _FieldMerge:
         for k in self._ordered(list(ours), list(theirs)):
             bi, oi, ti = base.get(k, _MISSING), ours.get(k, _MISSING), theirs.get(k, _MISSING)
             settled = _one_sided(bi, oi, ti)
-            if settled is _BOTH and _MISSING in (oi, ti):
+            if settled is _BOTH and _MISSING in (oi, ti) and key == "tags":
+                settled = _MISSING  # a tag is only its name: re-spelled is not changed
+            elif settled is _BOTH and _MISSING in (oi, ti):
                 settled = ti if oi is _MISSING else oi  # removed on one side, changed on the other
             elif settled is _BOTH:
                 shown = label(bi) if bi is not _MISSING else min(label(oi), label(ti))
@@ -268,9 +263,17 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _tags(value: Any) -> list[Any]:
-    # As hand_made reads them, but every one: its cap of 20 would drop some unseen.
-    names = (tag_name(raw) for raw in tag_values(None if value is _MISSING else value))
-    return list(dict.fromkeys(name for name in names if name))
+    # As hand_made reads them, but every one (its cap of 20 would drop some unseen), each
+    # as its side wrote it: `Travel` stays `Travel`, `日本` stays (its tag name is none).
+    kept: dict[str, str] = {}
+    for tag in tag_values(None if value is _MISSING else value):
+        kept.setdefault(_tag_key(tag), tag)
+    return list(kept.values())
+
+
+def _tag_key(tag: str) -> str:
+    """A tag as two spellings of it compare: its tag name, else its normalised text."""
+    return tag_name(tag) or normalize_name(tag.strip().lstrip("#"))
 
 
 _SET_KEYS: dict[str, tuple[Callable[[Any], list[Any]], Callable[[Any], Any], Callable]] = {
@@ -284,7 +287,7 @@ _SET_KEYS: dict[str, tuple[Callable[[Any], list[Any]], Callable[[Any], Any], Cal
         lambda f: (_fact_names(f)[0], f["predicate"], _fact_names(f)[1]),
         lambda f: f"{f['subject']} {f['predicate']} {f['object']}",
     ),
-    "tags": (_tags, lambda tag: tag, str),
+    "tags": (_tags, _tag_key, str),
     "supersedes": (_as_list, lambda memory_id: memory_id, str),
     NOTES_KEY: (_as_list, lambda note: _canon(note), str),
 }
@@ -302,7 +305,7 @@ def _keyed(items: list[Any], key_of: Callable[[Any], Any]) -> dict[Any, Any]:
 # --- reading and writing the sides -------------------------------------------------------
 
 
-def _side(data: bytes, path: str) -> _Side | str:
+def _side(data: bytes, path: str) -> front_matter.Split | str:
     """A side's front matter (as values and as written) and body, or why it does not parse."""
     try:
         text = data.decode("utf-8")
@@ -312,38 +315,10 @@ def _side(data: bytes, path: str) -> _Side | str:
         parse(text, path)
     except UnparseableFile as problem:
         return str(problem)
-    bom = text.startswith(BOM)
-    text = text.removeprefix(BOM)
-    opening = _BOUNDARY.match(text)
-    if opening is None:
-        return _Side({}, {}, "", text, bom)
-    closing = _BOUNDARY.search(text, opening.end())
-    assert closing is not None  # parse refuses front matter that is not closed
-    end = closing.end() + (text[closing.end() : closing.end() + 1] == "\n")
-    raw = text[opening.end() : closing.start()]
-    fields = load_yaml(raw, path)
-    raw = raw[2:] if raw.startswith("\r\n") else raw.removeprefix("\n")
-    return _Side(fields, _blocks(raw, fields), text[:end], text[end:], bom)
+    return front_matter.split(text, path)
 
 
-def _blocks(raw: str, fields: dict[str, Any]) -> dict[str, str] | None:
-    """Each top-level key's text (from its line to the next key's), or None when the
-    front matter is not a plain block mapping whose keys start their lines."""
-    try:
-        node = yaml.compose(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return None
-    if node is None:
-        return {}
-    keys = [key for key, _ in node.value] if isinstance(node, yaml.MappingNode) else []
-    plain = all(isinstance(k, yaml.ScalarNode) and not k.start_mark.column for k in keys)
-    if node.flow_style or len(keys) != len(fields) or not plain:
-        return None
-    starts = [0] + [k.start_mark.index for k in keys[1:]] + [len(raw)]
-    return {k.value: raw[starts[i] : starts[i + 1]] for i, k in enumerate(keys)}
-
-
-def _render(fields: dict[str, Any], sides: tuple[_Side, ...]) -> str:
+def _render(fields: dict[str, Any], sides: tuple[front_matter.Split, ...]) -> str:
     """Merged front matter as text, keeping the lines each unchanged key was written in."""
     if not fields:
         return ""

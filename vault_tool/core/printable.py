@@ -11,6 +11,7 @@ data frame. Zero-width joiners (U+200C, U+200D) are left alone: scripts and emoj
 from __future__ import annotations
 
 import re
+import shlex
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _INVISIBLE = "\u00ad\u180e\u200b\u2060-\u2064\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
@@ -50,3 +51,13 @@ def escape_json(dumped: str) -> str:
 def unsafe_characters(text: str) -> list[str]:
     """The unsafe characters in text, escaped, each once, in order of appearance."""
     return list(dict.fromkeys(_escaped(m) for m in UNSAFE.finditer(text)))
+
+
+def command(verb: str, *values: str) -> str:
+    """`vault-tool VERB VALUE...` as a person can paste it into a shell: each value quoted,
+    and `--` before the values when one starts with `-` (a file's path id such as
+    `-how-we-deploy` is a value, not the option `-h`)."""
+    quoted = [shlex.quote(value) for value in values]
+    if any(value.startswith("-") for value in values):
+        quoted.insert(0, "--")
+    return " ".join(["vault-tool", verb, *quoted])

@@ -13,6 +13,7 @@ from typing import Any
 
 from vault_tool.core import calls, changelog, ids, redact, schema, stages
 from vault_tool.core.memory import Memory, fingerprint, memory_from_delta, parse, render
+from vault_tool.core.projects import Projects
 from vault_tool.core.times import utc_now
 from vault_tool.engine import deletions, preconditions, similar
 from vault_tool.errors import InvalidInput, UnparseableFile, VersionConflict
@@ -34,6 +35,7 @@ class Planned:
     path: str
     memory: Memory | None
     memory_id: str | None = None  # for a delete: the id to name in the commit trailer
+    data: bytes | None = None  # the file's bytes when not render(memory): an edit in place
 
 
 @dataclass
@@ -53,22 +55,31 @@ class Writer:
         self.index = index
         self.root = store.root
 
-    def create_batch(self, drafts: list[calls.Draft], client: str, single: bool = False) -> dict:
+    def create_batch(
+        self, drafts: list[calls.Draft], client: str, projects: Projects, single: bool = False
+    ) -> dict:
+        """Create memories as one commit. Each is compared with its own project's memories
+        only: an exact repeat there is `unchanged` and nearly the same ones are `similar`;
+        another project's copy is not the memory it repeats (a search of its project would
+        never find it), and is never named to a caller that may not reach it."""
         with self.store.write_lock():
             self.store.commits.require_committable()  # while git is busy, before any lookup
             results: list[dict[str, Any]] = []
             new: list[tuple[Memory, str]] = []
-            seen: dict[str, dict[str, Any]] = {}
+            seen: dict[tuple[str, str], dict[str, Any]] = {}  # (fingerprint, project) ->
             taken_paths: set[str] = set()
             now = utc_now()
             problems: list[schema.Problem] = []  # every item's, refused together
             keys: list[tuple[int, str]] = []
-            earlier: list[similar.Candidate] = []
+            earlier: dict[str, list[similar.Candidate]] = {}  # by project
             for i, draft in enumerate(drafts):
                 prefix = "" if single else f"items[{i}]."
                 delta = draft.delta
+                project = projects.of(delta.get("project"), f"{delta['memory_type']}/")
                 print_ = fingerprint(delta["memory_type"], delta["title"], draft.content_md)
-                existing = seen.get(print_) or self._existing_create(print_, draft)
+                existing = seen.get((print_, project)) or self._existing_create(
+                    print_, draft, projects, project
+                )
                 if existing:
                     results.append(existing)
                     continue
@@ -88,10 +99,12 @@ class Writer:
                 result = write_result("create", "created", memory.id, "", path, draft.redactions)
                 result.update({"warnings": draft.warnings} if draft.warnings else {})
                 results.append(result)
-                seen[print_] = {**result, "status": "unchanged", "redactions": []}
-                if like := similar.similar(self.index, memory.title, draft.content_md, earlier):
+                seen[print_, project] = {**result, "status": "unchanged", "redactions": []}
+                mine = earlier.setdefault(project, [])
+                scope = projects.scope(project)
+                if like := similar.similar(self.index, memory.title, draft.content_md, mine, scope):
                     result["similar"] = like
-                earlier.append(similar.candidate(memory.id, memory.title, draft.content_md, None))
+                mine.append(similar.candidate(memory.id, memory.title, draft.content_md, None))
             if problems := problems + preconditions.batch_key_problems(keys):
                 raise schema.refusal(problems)
             sha = self.write_new(new, client) if new else self.store.head_sha()
@@ -104,9 +117,12 @@ class Writer:
             return results[0]
         return {"mode": "create", "version_id": sha, "results": results}
 
-    def _existing_create(self, print_: str, draft: calls.Draft) -> dict[str, Any] | None:
+    def _existing_create(
+        self, print_: str, draft: calls.Draft, projects: Projects, project: str
+    ) -> dict[str, Any] | None:
         for doc in self.index.find("fingerprint", print_):
-            if doc.status == "active":
+            of = projects.of(doc.record["semantic_delta"].get("project"), doc.path)
+            if doc.status == "active" and of == project:
                 return write_result(
                     "create", "unchanged", doc.memory_id, doc.version_id, doc.path, draft.redactions
                 )
@@ -300,7 +316,9 @@ class Writer:
             entries: list[changelog.Entry] = []
             for item in plan:
                 old = self.committed_bytes(item.path)
-                new = render(item.memory).encode() if item.memory is not None else None
+                new = item.data
+                if new is None and item.memory is not None:
+                    new = render(item.memory).encode()
                 if new == old:
                     continue
                 if item.memory is not None:

@@ -1,4 +1,4 @@
-"""The merge driver git runs on a memory file (`vault-tool merge-driver %O %A %B %L %P`).
+"""The merge driver git runs on a memory file (`vault-tool merge-driver -- %O %A %B %L %P`).
 
 git hands over three temporary files (the common ancestor, ours, theirs), the conflict
 marker size and the file's path; the driver writes the result into ours and answers 0

@@ -27,8 +27,9 @@ _NAME = "vault-tool: merge memory files by their front matter's keys, facts and 
 
 def driver_command() -> str:
     """The command git runs (%O base, %A ours and the result, %B theirs, %L marker size,
-    %P the path), with this interpreter: the `vault-tool` script may not be on git's PATH."""
-    return f"{shlex.quote(sys.executable)} -m vault_tool merge-driver %O %A %B %L %P"
+    %P the path), with this interpreter: the `vault-tool` script may not be on git's PATH.
+    `--` ends the options: a path such as `-how-we-deploy.md` is a path, not `-h`."""
+    return f"{shlex.quote(sys.executable)} -m vault_tool merge-driver -- %O %A %B %L %P"
 
 
 def register(repo_run, git_dir: Path, root: Path) -> bool:
@@ -66,8 +67,9 @@ def configured_driver(git_dir: Path) -> str | None:
 
 
 def _runs(command: str | None) -> bool:
-    """Whether a configured command is ours and its interpreter is still there."""
-    if not command or "merge-driver" not in command:
+    """Whether a configured command is ours, ends its options before the paths, and its
+    interpreter is still there."""
+    if not command or "merge-driver -- " not in command:
         return False
     try:
         program = shlex.split(command)[0]
@@ -95,7 +97,7 @@ def problems(config_driver: str | None, root: Path, git_dir: Path) -> list[str]:
         )
     elif not _runs(config_driver):
         found.append(
-            f"merge.{DRIVER}.driver ({config_driver}) is not a `vault-tool merge-driver` "
+            f"merge.{DRIVER}.driver ({config_driver}) is not a `vault-tool merge-driver --` "
             "that can run here: open the vault with vault-tool to write it again"
         )
     if not names_driver(root, git_dir):
