@@ -17,6 +17,7 @@ from vault_tool.core import query as query_syntax
 from vault_tool.core import search_call
 from vault_tool.core.ids import is_memory_path, path_id
 from vault_tool.core.memory import Memory, parse
+from vault_tool.core.printable import command
 from vault_tool.core.times import MOMENT_FORMS, end_of, parse_moment, parse_time, valid_on
 from vault_tool.engine import trail
 from vault_tool.engine.deletions import Deleted
@@ -148,7 +149,7 @@ def show(
     if store.show_file(commit.sha, commit.path) is None:
         raise NotFound(
             f"version: {version} deleted {subject.memory_id}; it holds no file",
-            hint=f"pick an earlier version from `vault-tool history {subject.memory_id}`",
+            hint=f"pick an earlier version from `{command('history', subject.memory_id)}`",
             field="version",
         )
     if isinstance(subject, Indexed):
@@ -200,7 +201,7 @@ def find_version(commits: list[Commit], memory_id: str, version: str) -> Commit:
         )
     raise NotFound(
         f"version: {version!r} is not a version of {memory_id}",
-        hint=f"pick a commit from `vault-tool history {memory_id}`",
+        hint=f"pick a commit from `{command('history', memory_id)}`",
         field="version",
     )
 

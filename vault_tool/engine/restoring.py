@@ -11,6 +11,7 @@ from typing import Any
 
 from vault_tool.core import changelog
 from vault_tool.core.memory import Memory, parse
+from vault_tool.core.printable import command
 from vault_tool.core.times import utc_now
 from vault_tool.engine import history
 from vault_tool.engine.deletions import Deleted
@@ -37,7 +38,7 @@ def restore(
         if old is None:
             raise NotFound(
                 f"version: {version} holds no content for {memory_id} (it deleted the memory)",
-                hint=f"pick an earlier version from `vault-tool history {memory_id}`",
+                hint=f"pick an earlier version from `{command('history', memory_id)}`",
                 field="version",
             )
         memory = parse(old.decode("utf-8"), commit.path)
@@ -69,13 +70,13 @@ def _last_version(subject: Indexed | Deleted) -> str:
     if isinstance(subject, Indexed):
         raise InvalidInput(
             f"version: {subject.memory_id} is not deleted; name the version to go back to",
-            hint=f"pick a version from `vault-tool history {subject.memory_id}`",
+            hint=f"pick a version from `{command('history', subject.memory_id)}`",
             field="version",
         )
     if subject.last_version is None:
         raise NotFound(
             f"version: no version of {subject.memory_id} before its delete holds content",
-            hint=f"pick one from `vault-tool history {subject.memory_id}`",
+            hint=f"pick one from `{command('history', subject.memory_id)}`",
             field="version",
         )
     return subject.last_version

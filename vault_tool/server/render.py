@@ -13,7 +13,7 @@ import secrets
 from typing import Any
 
 from vault_tool.core import stages
-from vault_tool.core.printable import escape
+from vault_tool.core.printable import command, escape
 from vault_tool.core.query import parse_query
 
 DATA_NOTICE = (
@@ -106,7 +106,7 @@ def remember_text(result: dict[str, Any]) -> str:
         lines = [
             head,
             f"version_id: {version} (the commit that deleted it; a person can bring "
-            f"it back with `vault-tool restore {memory_id}`)",
+            f"it back with `{command('restore', memory_id)}`)",
         ]
     else:
         lines = [head, f"version_id: {version} (send it as expected_version_id to change it later)"]

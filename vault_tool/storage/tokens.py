@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core.access import SCOPES, Access
+from vault_tool.core.printable import command
 from vault_tool.core.projects import PATTERN, check_project
 from vault_tool.core.times import utc_now
 from vault_tool.errors import InvalidInput, NotFound, VaultUnavailable
@@ -124,7 +125,7 @@ def create(
     if any(t.name == name for t in tokens):
         raise InvalidInput(
             f"NAME: a token named {name} exists",
-            hint=f"pick another name, or `vault-tool token revoke {name}` first",
+            hint=f"pick another name, or `{command('token revoke', name)}` first",
             field="name",
         )
     secret = PREFIX + secrets.token_urlsafe(32)
