@@ -126,3 +126,21 @@ def test_confirming_a_rule_whose_block_is_not_valid_keeps_the_persons_words(vaul
     refused = invoke("rules", "confirm", rule["id"], "--vault", vault_path)
     assert refused.exit_code == 2 and "rules/odd.md" in refused.stderr
     assert "scope: somewhere" in (vault_path / "rules/odd.md").read_text()
+
+
+def test_a_create_is_compared_with_its_own_projects_memories_only(vault_path: Path) -> None:
+    def into(project: str, body: str) -> dict:
+        args = create_args("Ana owns the blog engine", body)
+        args["semantic_delta"]["project"] = project
+        return args
+
+    with Vault.open(vault_path) as vault:
+        blog = vault.remember(into("blog", "She took it over."))
+        shop = vault.remember(into("shop", "She took it over."))  # the same words, elsewhere
+        again = vault.remember(into("shop", "She took it over."))
+        near = vault.remember(into("shop", "Since May."))
+        assert vault.search({"query": "Ana blog engine", "project": "shop"})["selected_hits"]
+    assert shop["status"] == "created" and shop["memory_id"] != blog["memory_id"]
+    assert "project: shop\n" in (vault_path / shop["path"]).read_text()
+    assert (again["status"], again["memory_id"]) == ("unchanged", shop["memory_id"])
+    assert [s["memory_id"] for s in near["similar"]] == [shop["memory_id"]]

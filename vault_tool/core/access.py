@@ -3,9 +3,11 @@
 - read: the tools that only read; write: also remember, add_rule and work_state_write;
   admin: also what changes what everyone sees (dismiss, restore_dismissed, confirm_rule).
 - projects: a token limited to some projects is refused (an isError result, code
-  `forbidden`, naming why) for a call naming another project or a memory of one; a call
-  that names none is given the token's first project. timeline and fact_history read
-  across projects, so a limited token is refused them.
+  `forbidden`, naming why) for a call naming another project or a memory of one (by id,
+  by key, or as one a new memory supersedes); a call that names none is given the token's
+  first project. timeline and fact_history read across projects, so a limited token is
+  refused them. What a call answers is narrowed too (`shown`): no other project's memory
+  is named in it, as a link's note, a backlink, a similar memory or a rule's evidence.
 
 The SDK carries a token's rights in its AccessToken's scopes: `vault:<scope>` and one
 `vault:project:<name>` per project (`wire` and `from_wire`). stdio has full access.
@@ -89,6 +91,7 @@ class Access:
             for doc in vault.with_key(args["key"]):
                 self._allowed(vault.project_of(doc.memory_id), "key", args["key"])
         if name == "remember":
+            self._references(args, vault)
             args = self._remembered(args)
         if name == "add_rule":
             if args.get("scope") != "project":
@@ -112,6 +115,46 @@ class Access:
             placed.append(one)
         return {**args, "items": placed} if items is not None else placed[0]
 
+    def _references(self, args: dict[str, Any], vault: Any) -> None:
+        """The memories a remember reaches beyond its own: those it supersedes (their facts
+        leave their project's context) and the one holding its key. A supersedes the
+        updated memory holds already stays as it was written: sending it back is no reach."""
+        items = args.get("items") if isinstance(args.get("items"), list) else None
+        for at, one in enumerate(items if items is not None else [args]):
+            delta = one.get("semantic_delta") if isinstance(one, dict) else None
+            if not isinstance(delta, dict):
+                continue  # (the schema check names it)
+            where = "semantic_delta" if items is None else f"items[{at}].semantic_delta"
+            targets = delta.get("supersedes")
+            targets = targets if isinstance(targets, list) else []
+            held = _superseded_now(args, vault) if targets and items is None else set()
+            for i, target in enumerate(targets):
+                if isinstance(target, str) and target not in held:
+                    project = vault.project_of(target)  # (None: no such memory, refused later)
+                    if project is not None:
+                        self._allowed(project, f"{where}.supersedes[{i}]", target)
+            if isinstance(key := delta.get("key"), str):
+                for doc in vault.with_key(key):
+                    self._allowed(vault.project_of(doc.memory_id), f"{where}.key", key)
+
+    def shown(self, result: Any, vault: Any) -> Any:
+        """An answer as this token may see it: every other memory it names (a link's note,
+        a backlink, a similar memory, a replacement, a rule's evidence) of the token's
+        projects only. A link keeps its words (they are its memory's own), unresolved; a
+        memory's own content and semantic_delta are shown as written."""
+        if not self.projects:
+            return result
+        reach: dict[str, bool] = {}
+
+        def reaches(memory_id: Any) -> bool:
+            if not isinstance(memory_id, str):
+                return True  # (names no memory)
+            if memory_id not in reach:
+                reach[memory_id] = vault.project_of(memory_id) in self.projects
+            return reach[memory_id]
+
+        return _narrowed(result, reaches)
+
     def _allowed(self, project: Any, field: str, named: str | None = None) -> str:
         """project if this token may reach it (its first project for None)."""
         if project is None and named is None:
@@ -123,6 +166,57 @@ class Access:
             f"{field}: {what}, which this token may not reach (it may: {', '.join(self.projects)})",
             hint="stay within the token's projects, or use a token for that project",
         )
+
+
+def _superseded_now(args: dict[str, Any], vault: Any) -> set[str]:
+    """The ids an updated memory supersedes now (none for a create)."""
+    if args.get("mode") != "update" or not isinstance(args.get("memory_id"), str):
+        return set()
+    doc = vault.find(args["memory_id"])
+    return set(doc.record["semantic_delta"].get("supersedes") or ()) if doc else set()
+
+
+# Where an answer names other memories: lists of {memory_id, title, path} (dropped when out
+# of reach), links (left as their words), and lists of ids.
+_NOTES = ("similar", "backlinks")
+_IDS = ("superseded_by", "evidence_memory_ids")
+# A memory's own words: shown as written, whatever they name.
+_OWN = ("content_md", "semantic_delta")
+ANOTHER_PROJECT = "a memory of another project"
+
+
+def _narrowed(value: Any, reaches: Any) -> Any:
+    """value with every memory out of reach taken out of what names other memories."""
+    if isinstance(value, list):
+        return [_narrowed(v, reaches) for v in value]
+    if not isinstance(value, dict):
+        return value
+    shown: dict[str, Any] = {}
+    gone: dict[str, list[Any]] = {}
+    for key, item in value.items():
+        if key in _OWN or not isinstance(item, list):
+            shown[key] = item if key in _OWN else _narrowed(item, reaches)
+        elif key in _NOTES:
+            shown[key] = [n for n in item if not isinstance(n, dict) or reaches(n.get("memory_id"))]
+            gone[key] = [n for n in item if isinstance(n, dict) and not reaches(n.get("memory_id"))]
+        elif key == "links":
+            shown[key] = [
+                {"link": link.get("link")}
+                if isinstance(link, dict) and not reaches(link.get("memory_id"))
+                else link
+                for link in item
+            ]
+        elif key in _IDS:
+            shown[key] = [i for i in item if reaches(i)]
+            gone[key] = [i for i in item if not reaches(i)]
+        else:
+            shown[key] = _narrowed(item, reaches)
+    if gone.get("backlinks") and isinstance(shown.get("backlink_count"), int):
+        shown["backlink_count"] -= len(gone["backlinks"])
+    if gone.get("evidence_memory_ids") and isinstance(shown.get("recheck"), str):
+        for memory_id in gone["evidence_memory_ids"]:  # (its reason names it by id)
+            shown["recheck"] = shown["recheck"].replace(memory_id, ANOTHER_PROJECT)
+    return shown
 
 
 def _ids_named(name: str, args: dict[str, Any]) -> list[str]:

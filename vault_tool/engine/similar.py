@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from vault_tool.core import stages
+from vault_tool.core.projects import Scope
 from vault_tool.search import ranking
 from vault_tool.search.hits import Hit
 from vault_tool.search.index import Index
@@ -45,14 +46,18 @@ def candidate(memory_id: str, title: str, content: str, version_id: str | None) 
 
 @stages.timed("similar")
 def similar(
-    index: Index, title: str, content: str, earlier: list[Candidate] | None = None
+    index: Index,
+    title: str,
+    content: str,
+    earlier: list[Candidate] | None = None,
+    project: Scope | None = None,
 ) -> list[dict[str, Any]]:
     """The live memories (and earlier items of the batch) this create may repeat:
-    [{memory_id, title, version_id}], best match first."""
+    [{memory_id, title, version_id}], best match first; of one project, if given."""
     words = _words(content)
     stored = [
         candidate(h.memory_id, h.fields["title"], h.record["content_md"], h.fields["version_id"])
-        for h in _searched(index, title, content)
+        for h in _searched(index, title, content, project)
     ]
     found: dict[str, dict[str, Any]] = {}
     for other in [*stored, *(earlier or [])]:
@@ -68,10 +73,10 @@ def similar(
     return list(found.values())
 
 
-def _searched(index: Index, title: str, content: str) -> list[Hit]:
+def _searched(index: Index, title: str, content: str, project: Scope | None) -> list[Hit]:
     query = " ".join(list(dict.fromkeys(_WORD.findall(f"{title} {content}")))[:QUERY_WORDS])
     now = datetime.now(UTC)
-    return index.read(lambda searcher: ranking.by_words(searcher, query, SEARCHED, now))
+    return index.read(lambda searcher: ranking.by_words(searcher, query, SEARCHED, now, project))
 
 
 def _same_title(one: str, other: str) -> bool:

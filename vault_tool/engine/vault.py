@@ -119,9 +119,9 @@ class Vault(Lookups):
         if call.mode == "create":
             projects.place(call.drafts, self.projects, self.project)
         if call.batch:
-            return self._writer.create_batch(call.drafts, who)
+            return self._writer.create_batch(call.drafts, who, self.projects)
         if call.mode == "create":
-            return self._writer.create_batch(call.drafts, who, single=True)
+            return self._writer.create_batch(call.drafts, who, self.projects, single=True)
         assert call.memory_id and call.expected_version_id  # (check_call requires both)
         with self._store.write_lock():
             doc, data, current = self._writer.current(call.memory_id, call.expected_version_id)

@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from vault_tool.core.entities import compatible
+from vault_tool.core.projects import Scope
 from vault_tool.core.query import parse_query
 from vault_tool.core.search_call import Controls
 from vault_tool.core.spoken_dates import named_time
@@ -160,16 +161,18 @@ def with_key(searcher: Any, key: str, now: datetime) -> list[Hit]:
     return _loaded(sorted(found, key=lambda hit: hit.fields["path"]))
 
 
-def by_words(searcher: Any, text: str, n: int, now: datetime) -> list[Hit]:
-    """The n best memories by their words alone, without the entity, link, time, feedback
-    and meaning signals: what a check for a memory a new one repeats needs (engine/
-    similar.py), at a fraction of a search's cost."""
+def by_words(
+    searcher: Any, text: str, n: int, now: datetime, project: Scope | None = None
+) -> list[Hit]:
+    """The n best memories (of one project, if given) by their words alone, without the
+    entity, link, time, feedback and meaning signals: what a check for a memory a new one
+    repeats needs (engine/similar.py), at a fraction of a search's cost."""
     every = query_words(text)
     words = distinctive_words(searcher, every)
     if not words:
         return []
-    _, hidden = narrowed(searcher, Controls(top_k=n), parse_query(""), now)
-    scores = text_scores(searcher, "all", words, None, hidden)
+    allow, hidden = narrowed(searcher, Controls(top_k=n, project=project), parse_query(""), now)
+    scores = text_scores(searcher, "all", words, allow, hidden)
     top = _best_by_text(searcher, scores, [w for w in every if w not in words], n)
     return _loaded([Hit(stored.Stored.of(searcher, d), {"text": s}) for d, s in top])
 

@@ -259,8 +259,15 @@ class Runtime:
             arguments = access.limited(name, arguments, self.vault)
         except VaultError as problem:
             return tools.refusal(problem)
+        vault = self.vault
         return tools.run_tool(
-            self.vault, name, arguments, client=client, cancelled=cancelled, profile=self.profile
+            vault,
+            name,
+            arguments,
+            client=client,
+            cancelled=cancelled,
+            profile=self.profile,
+            shown=lambda result: access.shown(result, vault),
         )
 
     def record_call(

@@ -159,11 +159,15 @@ def run_tool(
     client: str,
     cancelled: Callable[[], bool] | None = None,
     profile: str = "core",
+    shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> Outcome:
-    """Call the engine for one tool call and turn whatever happens into an Outcome."""
+    """Call the engine for one tool call and turn whatever happens into an Outcome.
+
+    shown: the answer as the caller may see it (a project-limited token's: core/access.py),
+    applied before it is rendered, so the text says no more than the structured result."""
     spec(name, profile)
     args = {} if arguments is None else arguments
-    outcome = _outcome(vault, name, args, client, cancelled)
+    outcome = _outcome(vault, name, args, client, cancelled, shown or (lambda result: result))
     if isinstance(args, dict) and args.get("response_format") == "json":
         # For hosts that show a model only the text: the structured result itself.
         return replace(outcome, text=json.dumps(outcome.structured, ensure_ascii=False))
@@ -171,18 +175,23 @@ def run_tool(
 
 
 def _outcome(
-    vault: Any, name: str, args: Any, client: str, cancelled: Callable[[], bool] | None
+    vault: Any,
+    name: str,
+    args: Any,
+    client: str,
+    cancelled: Callable[[], bool] | None,
+    shown: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> Outcome:
     try:
         if name == SEARCH:
-            result = vault.search(args, client, cancelled=cancelled)
+            result = shown(vault.search(args, client, cancelled=cancelled))
             order = args.get("order", "relevance") if isinstance(args, dict) else "relevance"
             return Outcome(result, render.search_text(result, order), is_error=False)
         if name == REMEMBER:
-            result = vault.remember(args, client)
+            result = shown(vault.remember(args, client))
             return Outcome(result, render.remember_text(result), is_error=False)
         extra = next(e for e in extended.EXTRAS if e.name == name)
-        result = extra.call(vault, args, client)
+        result = shown(extra.call(vault, args, client))
         return Outcome(result, extra.text(result), is_error=False)
     except VaultError as problem:
         return refusal(problem)
