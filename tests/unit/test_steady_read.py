@@ -75,3 +75,12 @@ def test_a_symlink_is_not_followed(note, tmp_path):
     (tmp_path / "link.md").symlink_to(note)
     with pytest.raises(OSError):
         steady.read_whole(tmp_path / "link.md")
+
+
+def test_a_file_over_the_limit_is_refused_by_its_size_unread(note, monkeypatch):
+    _clock_at(monkeypatch, _changed(note) + steady.RACY_NS + 1)
+    size = note.stat().st_size
+    with pytest.raises(steady.TooLarge) as refused:
+        steady.read_whole(note, limit=size - 1)
+    assert refused.value.size == size
+    assert steady.read_whole(note, limit=size).data == note.read_bytes()

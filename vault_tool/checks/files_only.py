@@ -17,6 +17,7 @@ from vault_tool.checks.verify import (
     duplicates,
     markers_issue,
     parsed_or_issue,
+    read_or_issue,
 )
 
 
@@ -29,7 +30,10 @@ def verify_files(checkup: Checkup, progress: Progress | None = None) -> VerifyRe
     for n, path in enumerate(on_disk, 1):
         if progress:
             progress(n, len(on_disk))
-        data = store.read_bytes(path)
+        data = read_or_issue(store, path)
+        if isinstance(data, Issue):
+            report.issues.append(data)
+            continue
         if data is None:
             continue
         if marked := markers_issue(data, path, store.matches_head(path, data)):

@@ -187,7 +187,11 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
     for n, path in enumerate(on_disk, 1):
         if progress:
             progress(n, len(on_disk))
-        data = store.read_bytes(path)
+        data = read_or_issue(store, path)
+        if isinstance(data, Issue):
+            blobs[path] = ""  # (there, with no bytes any version could have)
+            report.issues.append(data)
+            continue
         if data is None:
             continue  # gone since the walk
         blob = blobs[path] = blob_sha(data)
@@ -247,6 +251,14 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         report.issues += duplicates(docs, set(blobs), "key", "duplicate_key", "key")
     report.issues += _half_done_writes(checkup)
     return report
+
+
+def read_or_issue(store: Store, path: str) -> bytes | Issue | None:
+    """The file's bytes (None: gone), or the `unparseable` issue of one too large to read."""
+    try:
+        return store.read_bytes(path)
+    except UnparseableFile as problem:
+        return Issue("unparseable", path, problem.reason, problem.line, problem.hint)
 
 
 def parsed_or_issue(data: bytes, path: str) -> Memory | Issue:

@@ -216,10 +216,11 @@ def remember_file(
     the vault updates that memory; otherwise a new memory is created, and its id is
     written into FILE's front matter so that running the command again updates it.
     """
-    from vault_tool.core.memory import parse
+    from vault_tool.core.memory import MAX_FILE_BYTES, parse
 
     name = getattr(file, "name", "-")
-    draft = parse(file.read(), name if name != "<stdin>" else "-")
+    # (enough to be refused as too large: never all of a file far larger)
+    draft = parse(file.read(MAX_FILE_BYTES + 1), name if name != "<stdin>" else "-")
     delta = draft.semantic_delta()
     with open_vault(vault_path) as vault:
         target = memory_id or (draft.id if draft.id and vault.find(draft.id) else None)

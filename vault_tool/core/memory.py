@@ -216,6 +216,11 @@ def fingerprint(memory_type: str, title: str, body: str) -> str:
 # --- parsing -------------------------------------------------------------------------------
 
 
+def too_large(path: str, size: str) -> UnparseableFile:
+    """The refusal of a file over the size a memory may have (size: as it was counted)."""
+    return UnparseableFile(path, None, f"file too large ({size})", _TOO_LARGE_HINT)
+
+
 def parse(text: str, path: str, *, strict: bool = False) -> Memory:
     """Parse a memory file's text. Raises UnparseableFile with line and reason.
 
@@ -225,9 +230,7 @@ def parse(text: str, path: str, *, strict: bool = False) -> Memory:
     import frontmatter
 
     if len(text) > MAX_FILE_BYTES:
-        raise UnparseableFile(
-            path, None, f"file too large ({len(text)} characters)", _TOO_LARGE_HINT
-        )
+        raise too_large(path, f"{len(text)} characters")
     bom = text.startswith(BOM)
     text = text.removeprefix(BOM).replace("\r\n", "\n")
     if not text.strip():

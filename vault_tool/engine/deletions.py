@@ -114,7 +114,7 @@ def find(store: Store, memory_id: str) -> Deleted | None:
             if change is not None and _moved_to(store, later, change) is None:
                 return _found(store, memory_id, later, change)
         # (A file that did not parse is a problem, doctor's: not something a retry fixes.)
-        if store.read_bytes(path) is not None and path not in recorded.load(store.run_dir):
+        if store.resolve(path).exists() and path not in recorded.load(store.run_dir):
             raise VaultBusy(
                 f"memory_id: {memory_id} is in the vault's files ({path}) but the search "
                 "index has not read it yet (it is being rebuilt or caught up from the files)",
@@ -150,7 +150,7 @@ def live_or_deleted(index: Index, store: Store, memory_id: str) -> Indexed | Del
             return at_path
         found = find(store, memory_id)
         if found is None or (
-            isinstance(missing, VaultBusy) and store.read_bytes(found.path) is not None
+            isinstance(missing, VaultBusy) and store.resolve(found.path).exists()
         ):
             raise
         return found

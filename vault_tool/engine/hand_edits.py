@@ -97,6 +97,8 @@ class HandEdits:
             return _kept(REFUSED, None, "not a regular file (a FIFO or a device)", "remove it")
         try:
             whole = self.store.read_whole(path) if stat is not None else None
+        except UnparseableFile as problem:  # too large to read
+            return _kept(PROBLEM, None, problem.reason, problem.hint)
         except InvalidInput as refused:  # a symlink, or a folder that leads out
             return _kept(REFUSED, None, refused.message, refused.hint)
         except StillWritten:

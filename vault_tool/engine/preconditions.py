@@ -25,7 +25,10 @@ PERSON_MUST_FIX = "a person must fix the file"
 
 def writable_bytes(store: Store, doc: Indexed) -> bytes:
     """The bytes of the memory's file; refused if the file is gone or did not parse."""
-    data = store.read_bytes(doc.path)
+    try:
+        data = store.read_bytes(doc.path)
+    except UnparseableFile as large:  # too large to read
+        raise _person_must_fix(doc, None, large.reason, large.hint) from None
     if data is None:
         raise NotFound(
             f"memory_id: {doc.memory_id} is indexed but its file {doc.path} is gone",
@@ -37,18 +40,21 @@ def writable_bytes(store: Store, doc: Indexed) -> bytes:
     # nothing has re-read yet) is stale: the file is the last good version again.
     # (A flag, on a body a merge left in conflict, is about the indexed bytes: not a break.)
     if problem is not None and "blob" not in problem and blob_sha(data) != doc.blob:
-        refused = UnparseableFile(
-            doc.path,
-            problem.get("line"),
-            f"{problem['reason']}; {PERSON_MUST_FIX} before memory {doc.memory_id} can be "
-            "updated or deleted",
-            f"nothing was changed, and retrying will not help: ask a person to fix "
-            f"{doc.path} ({problem['hint']}); then read the memory again (search with "
-            "memory_id) and send the change with its new version_id",
-        )
-        refused.field = "memory_id"
-        raise refused
+        raise _person_must_fix(doc, problem.get("line"), problem["reason"], problem["hint"])
     return data
+
+
+def _person_must_fix(doc: Indexed, line: int | None, reason: str, hint: str) -> UnparseableFile:
+    refused = UnparseableFile(
+        doc.path,
+        line,
+        f"{reason}; {PERSON_MUST_FIX} before memory {doc.memory_id} can be updated or deleted",
+        f"nothing was changed, and retrying will not help: ask a person to fix {doc.path} "
+        f"({hint}); then read the memory again (search with memory_id) and send the change "
+        "with its new version_id",
+    )
+    refused.field = "memory_id"
+    return refused
 
 
 def require_no_markers(content_md: str, doc: Indexed) -> None:

@@ -150,7 +150,9 @@ def _require_as_indexed(doc: Indexed, folder: Path) -> None:
         stat = (folder / doc.path).stat()
         if (stat.st_mtime_ns, stat.st_size) == (doc.mtime_ns, doc.size):
             return
-        if blob_sha((folder / doc.path).read_bytes()) == doc.blob:
+        # (read only at the size the index read: another size is other bytes, and may be
+        # more than a memory's)
+        if stat.st_size == doc.size and blob_sha((folder / doc.path).read_bytes()) == doc.blob:
             return  # (touched, not changed: an editor saving the same bytes)
     except OSError:
         pass  # gone since: the index has not caught up with that either

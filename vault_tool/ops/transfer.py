@@ -215,9 +215,8 @@ def export_records(vault: Vault, progress: Progress | None = None) -> Iterator[d
 
 def _record(vault: Vault, path: str) -> dict[str, Any] | None:
     doc = vault.at_path(path)
-    data = vault.read_file(path)
     try:
-        memory = parse((data or b"").decode("utf-8"), path)
+        memory = parse((vault.read_file(path) or b"").decode("utf-8"), path)
     except (UnparseableFile, UnicodeDecodeError):
         memory = None  # a broken file: export its last good version, as search shows it
     if memory is None:

@@ -3,8 +3,8 @@
 No note is rewritten. A folder that is already a git repository keeps its history: the
 `Initialize vault` commit adds only the vault's own files. A folder without one gets a new
 repository whose first commit holds the vault's files and the notes as they are, except an
-empty note and a note whose name or text holds a secret (never written to git: the first
-open reports it).
+empty note, one larger than a memory may be, and a note whose name or text holds a secret
+(never written to git: the first open reports it).
 Attachments (images, PDFs, canvases) and dot folders (.obsidian/, .trash/) are left as
 they are: they are not memories, and whether they are versioned is the person's choice.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core import changelog, ids, redact
+from vault_tool.core.memory import MAX_FILE_BYTES
 from vault_tool.storage.durable import write_new
 from vault_tool.storage.folder import files_under
 
@@ -92,11 +93,15 @@ def write_gitignore(root: Path, ours: str) -> None:
 
 def _why_held_back(path: Path) -> str | None:
     """Why a note stays out of the first commit: empty (nothing to keep, and most often a
-    save caught half-way), or holding a secret (never written to git); else None."""
+    save caught half-way), too large to be a memory, or holding a secret (never written to
+    git); else None."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)  # (never all of a far larger one)
     except OSError:
         return None  # the first open reads it again and says what is wrong with it
+    if len(data) > MAX_FILE_BYTES:
+        return "the file is larger than a memory may be (1 MB); it is not committed"
     if not data.strip():
         return "the file is empty; it is not committed"
     try:

@@ -25,7 +25,7 @@ from stat import S_ISREG
 from typing import Final
 
 from vault_tool.core import redact, stages
-from vault_tool.errors import InvalidInput, VaultError, VersionConflict
+from vault_tool.errors import InvalidInput, UnparseableFile, VaultError, VersionConflict
 from vault_tool.storage import durable
 from vault_tool.storage.git import blob_sha
 from vault_tool.storage.processes import CLEAN, git_processes
@@ -238,10 +238,10 @@ class Placing:
         """Refuse if the target is no longer what the change was planned from."""
         if isinstance(change.expected, Unchecked):
             return
-        now = target.read_bytes() if exists else None
-        if now != change.expected:
-            done = "made" if change.expected is None else "saved" if now is not None else "removed"
-            raise self._conflict(change, done)
+        if (_holds(target, change.expected) if exists else change.expected is None):
+            return
+        done = "made" if change.expected is None else "saved" if exists else "removed"
+        raise self._conflict(change, done)
 
     def _conflict(self, change: Change, done: str) -> VersionConflict:
         return VersionConflict(
@@ -355,13 +355,22 @@ def finish_undo(root: Path, record: dict, read_bytes: Callable[[str], bytes | No
     removed if the write made it. A file changed since is left alone."""
     for entry in record["entries"]:
         target = root / entry["path"]
-        data = read_bytes(entry["path"])
-        ours = (blob_sha(data) if data is not None else None) == entry["blob"]
+        ours = blob_at(read_bytes, entry["path"]) == entry["blob"]
         kept = root / entry["keep"] if entry.get("keep") else None
         kept = kept if kept is not None and os.path.lexists(kept) else None
         put_back(target, kept, ours=ours, deleted=entry["blob"] is None)
         durable.remove(root / entry["tmp"])
         log.warning("finished undoing a failed write of %s", entry["path"])
+
+
+def blob_at(read_bytes: Callable[[str], bytes | None], relpath: str) -> str | None:
+    """The blob id of the file at relpath (None: no file); "" for one too large to read,
+    which no write of the tool's made."""
+    try:
+        data = read_bytes(relpath)
+    except UnparseableFile:
+        return ""
+    return blob_sha(data) if data is not None else None
 
 
 def put_back(target: Path, kept: Path | None, *, ours: bool, deleted: bool) -> None:
@@ -388,7 +397,9 @@ def put_back(target: Path, kept: Path | None, *, ours: bool, deleted: bool) -> N
 def _holds(target: Path, data: bytes | None) -> bool:
     """Whether target is exactly this (None: no file); what is not a regular file never is."""
     try:
-        if not S_ISREG(os.lstat(target).st_mode):
+        stat = os.lstat(target)
+        # (read only at data's size: a file of another size, perhaps far larger, is not it)
+        if not S_ISREG(stat.st_mode) or data is None or stat.st_size != len(data):
             return False
         return target.read_bytes() == data
     except (FileNotFoundError, NotADirectoryError):

@@ -24,9 +24,9 @@ from typing import Protocol
 from vault_tool.core.changelog import memories, subject
 from vault_tool.errors import VaultBusy, VaultError
 from vault_tool.storage import remote
-from vault_tool.storage.changes import UNDO_SUFFIX, finish_undo, is_undo_journal
+from vault_tool.storage.changes import UNDO_SUFFIX, blob_at, finish_undo, is_undo_journal
 from vault_tool.storage.commits import Committer
-from vault_tool.storage.git import Git, blob_sha
+from vault_tool.storage.git import Git
 from vault_tool.storage.processes import git_processes
 
 log = logging.getLogger(__name__)
@@ -147,8 +147,7 @@ class Repairs:
 
     def _holds(self, relpath: str, blob: str | None) -> bool:
         """Whether the file at relpath has this blob (None: there is no file)."""
-        data = self.store.read_bytes(relpath)
-        return (blob_sha(data) if data is not None else None) == blob
+        return blob_at(self.store.read_bytes, relpath) == blob
 
     def finish_failed_undos(self) -> None:
         """Undo what failed writes could not undo themselves (their undo journals). Tried

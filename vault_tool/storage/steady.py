@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
 
+from vault_tool.core.memory import MAX_FILE_BYTES
+
 # A change this close to a read may have been stamped with the same time as one during it:
 # twice the coarsest clock tick Linux stamps files with (HZ=100).
 RACY_NS = 20_000_000
@@ -43,8 +45,18 @@ class StillWritten(Exception):
     """The file changed while it was read, or changed too recently to tell: read it later."""
 
 
-def read_whole(path: Path) -> Whole:
-    """The file's bytes and stat, read whole; StillWritten if that cannot be told yet.
+class TooLarge(Exception):
+    """The file is larger than the reader's limit; it was not read."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        super().__init__(f"{path}: {size} bytes")
+        self.size = size
+
+
+def read_whole(path: Path, limit: int = MAX_FILE_BYTES) -> Whole:
+    """The file's bytes and stat, read whole; StillWritten if that cannot be told yet;
+    TooLarge, unread, if it is more than limit bytes (a file larger than the memory
+    free must not stop every other read).
 
     OSError as opening or reading raises it (FileNotFoundError: gone; ELOOP: a symlink,
     which is never followed). A file replaced by a rename meanwhile is read as it was
@@ -57,9 +69,14 @@ def read_whole(path: Path) -> Whole:
         before = os.fstat(fd)
         if not S_ISREG(before.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        chunks, want = [], before.st_size + 1  # (one read, and one that finds the end)
-        while chunk := os.read(fd, want):
+        if before.st_size > limit:
+            raise TooLarge(path, before.st_size)
+        chunks, want, read = [], before.st_size + 1, 0  # (one read, and one that finds the end)
+        # (a file that grows as it is read is read no further than the limit: its stat
+        # then differs, and the next look finds it too large)
+        while read <= limit and (chunk := os.read(fd, want)):
             chunks.append(chunk)
+            read += len(chunk)
             want = CHUNK
         after = os.fstat(fd)
     finally:

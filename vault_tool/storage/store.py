@@ -23,6 +23,7 @@ from stat import S_ISREG
 from vault_tool.core import stages
 from vault_tool.core.changelog import subject
 from vault_tool.core.ids import is_memory_path
+from vault_tool.core.memory import MAX_FILE_BYTES, too_large
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
 from vault_tool.storage import adopt, merge_setup, versions
 from vault_tool.storage import config as config_module
@@ -51,7 +52,7 @@ from vault_tool.storage.locks import WriteLock
 from vault_tool.storage.processes import git_command
 from vault_tool.storage.repair import Repairs
 from vault_tool.storage.repo_state import NestedFolders
-from vault_tool.storage.steady import Whole, read_whole
+from vault_tool.storage.steady import TooLarge, Whole, read_whole
 
 log = logging.getLogger(__name__)
 
@@ -233,19 +234,29 @@ class Store:
         return target
 
     def read_bytes(self, relpath: str) -> bytes | None:
-        """A file's bytes, or None if it does not exist."""
+        """A file's bytes, or None if it does not exist; UnparseableFile, unread, if it is
+        larger than a memory may be (no file the tool reads this way may be larger)."""
         try:
-            return self.resolve(relpath).read_bytes()
+            with self.resolve(relpath).open("rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if size > MAX_FILE_BYTES:
+                    raise too_large(relpath, f"{size} bytes")
+                data = file.read(MAX_FILE_BYTES + 1)  # (it may grow meanwhile)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        if len(data) > MAX_FILE_BYTES:
+            raise too_large(relpath, f"more than {MAX_FILE_BYTES} bytes")
+        return data
 
     def read_whole(self, relpath: str) -> Whole | None:
         """A file's bytes and stat, read whole (steady.py: StillWritten while it cannot be
-        told); None if it does not exist."""
+        told); None if it does not exist; UnparseableFile, unread, if it is too large."""
         try:
             return read_whole(self.resolve(relpath))
         except (FileNotFoundError, NotADirectoryError):
             return None
+        except TooLarge as large:
+            raise too_large(relpath, f"{large.size} bytes") from None
 
     def iter_memory_paths(self) -> Iterator[tuple[str, os.stat_result]]:
         """Every memory file in the vault with its stat, without following symlinks. A file

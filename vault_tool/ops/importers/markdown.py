@@ -238,12 +238,14 @@ def _texts(files: list[tuple[str, Path]], source: Source) -> Iterator[tuple[str,
             source.skipped.append(Skipped(label, "is a symbolic link; links are not followed"))
             continue
         try:
-            data = path.read_bytes()
+            with path.open("rb") as file:
+                data = file.read(MAX_FILE_BYTES + 1)  # (never all of a far larger one)
+                size = os.fstat(file.fileno()).st_size
         except OSError as problem:
             source.skipped.append(Skipped(label, f"cannot be read: {problem.strerror}"))
             continue
         if len(data) > MAX_FILE_BYTES:
-            source.skipped.append(Skipped(label, f"too large ({len(data)} bytes)"))
+            source.skipped.append(Skipped(label, f"too large ({max(size, len(data))} bytes)"))
             continue
         try:
             text = data.decode("utf-8-sig")
