@@ -111,3 +111,28 @@ def test_undismiss_of_a_note_that_had_no_status_removes_the_key(vault: Vault):
     assert "status: dismissed\n" in (vault.root / "trip.md").read_text(encoding="utf-8")
     vault.set_status(memory_id, "active")
     assert (vault.root / "trip.md").read_text(encoding="utf-8") == note
+
+
+def test_a_rewrite_of_one_key_over_many_notes_leaves_every_other_line_as_written(vault: Vault):
+    from vault_tool.ops import ontology
+
+    note = (
+        "---\n"
+        "title: Who runs billing\n"
+        "status: draft  # ask Ana\n"
+        "entities:\n"
+        "  - {n: Ana, kind: person, is: backend engineer}\n"
+        "  - {n: billing, kind: service, is: the invoicing service}\n"
+        "facts:\n"
+        "  - {subject: Ana, predicate: owns, object: billing}\n"
+        "tags: [Travel, 日本]\n"
+        "---\n"
+        "# Who runs billing\n\nAna, since March.\n"
+    )
+    (vault.root / "billing.md").write_text(note, encoding="utf-8")
+    vault.commit_hand_edits()
+    ontology.apply(vault, ontology.plan_rename_predicate(vault, "owns", "maintains"))
+    text = (vault.root / "billing.md").read_text(encoding="utf-8")
+    assert text.replace("    predicate: maintains\n", "").count("owns") == 0
+    kept = note.split("facts:\n")
+    assert text.startswith(kept[0]) and text.endswith(kept[1].split("\n", 1)[1])

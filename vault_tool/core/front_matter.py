@@ -15,11 +15,12 @@ from typing import Any
 
 import yaml
 
-from vault_tool.core.memory import BOM, KEY_ORDER, parse
+from vault_tool.core.memory import BOM, KEY_ORDER, Memory, normalize_body, parse
 from vault_tool.core.yaml_safe import dump_yaml, load_yaml
 
 # python-frontmatter's boundary, as parse reads it.
 _BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)
+_NONE = object()
 
 
 @dataclass(frozen=True)
@@ -127,3 +128,20 @@ def _inserted(blocks: dict[str, str], key: str, lines: str) -> dict[str, str]:
     at = next((i for i, name in enumerate(names) if name in later), len(names))
     pairs = list(blocks.items())
     return dict([*pairs[:at], (key, lines), *pairs[at:]])
+
+
+def rewritten(old: str, path: str, memory: Memory) -> str:
+    """memory written over a file's text: only the keys whose values it changes are
+    written anew (removed, where it drops them), and the body only if it changes; every
+    other line stays as the person wrote it. old must parse."""
+    before = parse(old, path)
+    was, now = before.front_matter(), memory.front_matter()
+    changes: dict[str, str | None] = {
+        key: block(key, value) for key, value in now.items() if was.get(key, _NONE) != value
+    }
+    changes.update((key, None) for key in was if key not in now)
+    text = with_keys(old, path, changes) if changes else old
+    if normalize_body(before.body) == normalize_body(memory.body):
+        return text
+    side = split(text, path)
+    return (BOM if side.bom else "") + side.head + normalize_body(memory.body)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vault_tool.core import calls, changelog, ids, redact, schema, stages
+from vault_tool.core import calls, changelog, front_matter, ids, redact, schema, stages
 from vault_tool.core.memory import Memory, fingerprint, memory_from_delta, parse, render
 from vault_tool.core.projects import Projects
 from vault_tool.core.times import utc_now
@@ -258,6 +258,18 @@ class Writer:
             )
         return data
 
+    @staticmethod
+    def _written_over(old: bytes | None, item: Planned) -> bytes:
+        """A planned memory's bytes: over a file that parses, only what it changes (a
+        person's comments, quoting and own values stay); else rendered whole."""
+        assert item.memory is not None
+        if old is not None:
+            try:
+                return front_matter.rewritten(old.decode("utf-8"), item.path, item.memory).encode()
+            except (UnicodeDecodeError, UnparseableFile):
+                pass  # (a broken file is replaced whole; git keeps it)
+        return render(item.memory).encode()
+
     @stages.timed("index")
     def index_written(
         self, written: list[tuple[Memory, str, bytes]], sha: str, *, new_paths: bool = False
@@ -318,7 +330,7 @@ class Writer:
                 old = self.committed_bytes(item.path)
                 new = item.data
                 if new is None and item.memory is not None:
-                    new = render(item.memory).encode()
+                    new = self._written_over(old, item)
                 if new == old:
                     continue
                 if item.memory is not None:

@@ -321,7 +321,9 @@ def _plan(
         memory = parse(data.decode("utf-8"), path)
         changed = rewrite(memory, path)
         if changed != memory:
-            schema.validate(changed.front_matter(), "memory.schema.json", prefix=f"{path}: ")
+            # (a person's own values, kept as written, are theirs: not held to the schema)
+            ours = {k: v for k, v in changed.front_matter().items() if k not in changed.extra}
+            schema.validate(ours, "memory.schema.json", prefix=f"{path}: ")
             plan.append(Planned(path, changed))
             read[path] = data
     return plan, read
