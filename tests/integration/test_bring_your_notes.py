@@ -178,3 +178,41 @@ def test_a_note_holding_a_secret_is_not_searchable_either(tmp_path: Path):
         assert "secret" in vault.problems()["Keys.md"]["reason"]
         assert vault.search({"query": "deploy key"})["selected_hits"] == []
         assert vault.at_path("Plain.md") is not None
+
+
+def test_a_secret_a_person_commits_with_git_is_searchable_only_once_it_is_gone(tmp_path: Path):
+    root = tmp_path / "notes"
+    make_folder(root, {"Plain.md": "plain\n"})
+    invoke_json("init", root)
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    make_folder(root, {"Keys.md": f"# Deploy keys\n\nthe deploy key is {key}\n"})
+    git(root, "add", "Keys.md")
+    git(root, "-c", "user.name=P", "-c", "user.email=p@x", "commit", "-qm", "Keys")  # by hand
+    with Vault.open(root) as vault:
+        assert vault.search({"query": "deploy keys"})["selected_hits"] == []
+        assert "committed to git" in vault.problems()["Keys.md"]["reason"]
+        make_folder(root, {"Keys.md": "# Deploy keys\n\nthe deploy key is in the vault\n"})
+        vault.commit_hand_edits()
+        assert [h["path"] for h in vault.search({"query": "deploy keys"})["selected_hits"]] == [
+            "Keys.md"
+        ]
+        assert vault.problems() == {}
+
+
+def test_a_fact_only_gits_history_holds_is_shown_with_its_secret_redacted(tmp_path: Path):
+    root = tmp_path / "notes"
+    url = "postgres://deploy:Tr0ub4dor-3@db.example.com/prod"
+    facts = "facts:\n  - subject: billing db\n    predicate: reached_at\n    object: {}\n"
+    note = "---\n" + facts + "---\n# Billing db\n\nWhere the billing database lives.\n"
+    make_folder(root, {"Billing db.md": note.format(url)})
+    git(root.parent, "init", "-q", "-b", "main", str(root))
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=P", "-c", "user.email=p@x", "commit", "-qm", "Billing db")
+    invoke_json("init", root)
+    make_folder(root, {"Billing db.md": note.format("db.example.com")})  # the secret taken out
+    with Vault.open(root) as vault:
+        vault.commit_hand_edits()
+        history = vault.views.facts("billing db", include_superseded=True)
+    objects = [f["object"] for f in history["facts"]]
+    assert "db.example.com" in objects and len(objects) == 2
+    assert "Tr0ub4dor-3" not in str(history)

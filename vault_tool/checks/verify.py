@@ -30,7 +30,7 @@ from vault_tool.errors import UnparseableFile, VaultError
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION
 from vault_tool.search.index import Index
 from vault_tool.storage.git import blob_sha
-from vault_tool.storage.problems import MERGED_REASON
+from vault_tool.storage.problems import MERGED_REASON, PURGE_HINT
 from vault_tool.storage.processes import flock_held, git_processes
 from vault_tool.storage.repo_state import CONFLICT_REASON, conflict_line, markers_in_front_matter
 from vault_tool.storage.store import Store
@@ -51,6 +51,7 @@ FIXES = {
     "unparseable": "fix the file at the line shown (`vault-tool doctor` says how); its last "
     "good version stays searchable meanwhile",
     "refused": "remove the secret from the file; it was never written to git",
+    "committed_secret": PURGE_HINT,
     "uncommitted": "run `vault-tool commit` (or commit or undo it with git)",
     "deleted_uncommitted": "run `vault-tool commit` to record the deletion, or "
     "`git checkout -- PATH` to bring the file back",
@@ -215,9 +216,10 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         if isinstance(found := parsed_or_issue(data, path), Issue):
             report.issues.append(found)
             continue
-        secrets = find_secret_kinds(data.decode("utf-8"))
-        if secrets:
-            report.issues.append(Issue("refused", path, f"holds a secret ({', '.join(secrets)})"))
+        if secrets := find_secret_kinds(data.decode("utf-8")):  # (never indexed, git's or not)
+            in_git = head.get(path) == blob
+            said = f"holds a secret ({', '.join(secrets)})" + (" committed to git" * in_git)
+            report.issues.append(Issue("committed_secret" if in_git else "refused", path, said))
         elif checkup.index is None:
             continue
         elif doc is None:

@@ -24,9 +24,11 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
 
     PATH defaults to --vault, then $VAULT_TOOL_VAULT, then the current folder. An existing
     folder (an Obsidian vault, say) is adopted as it is: no note is rewritten. If it is a git
-    repository its history is kept and one commit adds the vault's own files; if not, a new
-    repository's first commit holds the vault's files and every note, except a note that
-    holds a secret (it stays out of git; `vault-tool doctor` lists it). Any Markdown file is
+    repository its history is kept and one commit adds the vault's own files (a note holding
+    a secret is kept out of search: it is in git's history, and `vault-tool doctor` says how
+    to purge it); if not, a new repository's first commit holds the vault's files and every
+    note, except a note that holds a secret (it stays out of git; `vault-tool doctor` lists
+    it). Any Markdown file is
     a memory: its title comes from front matter `title`, else its first heading, else its
     file name. With --sample the new vault gets a small engineering team's memories, each
     in its own commit. Works without a global git identity (it then commits as vault-tool).
@@ -44,14 +46,20 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
     held_back = (adopted or {}).get("held_back", {})
     with Vault.open(root, catch_up=False) as vault:
         report = vault.catch_up(progress=progress_callback("Indexing"))
+        # A repository's notes are committed already: one holding a secret is kept out of
+        # search, and its secret is in the history (doctor says how to purge it).
+        in_git = {p for p, kind in report.kept.items() if kind == "secret" and p not in held_back}
         result = {
             "vault": str(root),
             "memories": vault.count(),
             "version_id": vault.head(),
             "kept_git_history": adopted is None and not sample,
             "held_back": held_back,
+            "secrets_in_git": {p: report.problems[p]["reason"] for p in sorted(in_git)},
             "unreadable": {
-                p: e["reason"] for p, e in report.problems.items() if p not in held_back
+                p: e["reason"]
+                for p, e in report.problems.items()
+                if p not in held_back and p not in in_git
             },
             "attachments_left_out": (adopted or {}).get("other_files", 0),
         }
@@ -61,13 +69,22 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
         noun = "memory" if count == 1 else "memories"
         how = "; its git history is kept" if result["kept_git_history"] else ""
         out.print(f"Created vault at [bold]{shown_in_markup(root)}[/bold] with {count} {noun}{how}")
-        for title, found in (("Not committed", "held_back"), ("Not readable", "unreadable")):
+        for title, found in (
+            ("Not committed", "held_back"),
+            ("Not searchable", "secrets_in_git"),
+            ("Not readable", "unreadable"),
+        ):
             for rel, why in sorted(result[found].items()):
                 out.print(f"  {title}: {shown_in_markup(rel)}: {shown_in_markup(why)}")
         if result["attachments_left_out"]:
             out.print(
                 f"  {result['attachments_left_out']} files that are not notes (attachments) are"
                 " not in git: `git add` them if you want them versioned."
+            )
+        if result["secrets_in_git"]:
+            out.print(
+                "Secrets are in this repository's history: remove them from the files, rotate "
+                "them and purge the history (`vault-tool doctor` says how)."
             )
         if result["held_back"] or result["unreadable"]:
             out.print("Fix those files; `vault-tool doctor` lists them with the fix.")

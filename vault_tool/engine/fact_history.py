@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from vault_tool.core import redact
 from vault_tool.core.text import normalize_name
 from vault_tool.core.times import valid_on
 from vault_tool.engine import history
@@ -118,7 +119,9 @@ def _records(store: Store, doc: Indexed, delta: dict[str, Any]) -> list[dict[str
         retracted = versions[start - 1][0] if not stated and start > 0 else None
         records.append(
             {
-                "fact": _fact(dict(key)),
+                # A fact only an earlier version stated comes from git, which may hold a
+                # secret no file does now (a person's commit, history from before the vault).
+                "fact": _fact(dict(key)) if stated else redact.redact_tree(_fact(dict(key))),
                 "stated": stated,
                 "asserted": _when(run[-1] if run else None),
                 "retracted": _when(retracted),

@@ -1,6 +1,6 @@
 """Reading memory files into the index: each one read whole, parsed, checked, added.
 
-A file that does not parse (or holds a secret git does not have) is not indexed: its last
+A file that does not parse (or holds a secret, committed or not) is not indexed: its last
 good version stays searchable and the problem is recorded for `vault-tool doctor`. A file
 being written as it is read (storage/steady.py) is read once more a tick later, then left
 for the next look. Catch-up and reindex (intake.py) decide which files; this reads them.
@@ -14,8 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vault_tool.core import redact
 from vault_tool.core.memory import UTF8_HINT
-from vault_tool.engine.hand_edits import Committed, merge_flag, parse_memory, secret_problem
+from vault_tool.engine.hand_edits import (
+    SECRET,
+    Committed,
+    merge_flag,
+    parse_memory,
+    secret_problem,
+)
 from vault_tool.errors import InvalidInput, UnparseableFile
 from vault_tool.search.documents import document_for
 from vault_tool.search.index import Index
@@ -118,18 +125,22 @@ class FileIndexer:
             return True
         except (OSError, InvalidInput):
             return True  # gone, unreadable or a symlink since the listing: the next look sees it
-        # What git holds passed this check when it was committed (or is a person's own
-        # commit); a file that differs may hold a secret no search may serve. Its last good
-        # version, if any, stays searchable, as for a hand edit.
-        if blob_sha(data) != batch.committed.get(path) and (secret := secret_problem(data)):
+        # No search may serve a secret: a file that differs from git's is neither committed
+        # nor indexed (hand_edits.py), and one git holds already (a person's own commit, or
+        # history from before the folder became a vault) is not indexed either, and is
+        # named with how to purge it. Its last good version, if any, stays searchable.
+        blob = blob_sha(data)
+        committed = blob == batch.committed.get(path)
+        if secret := committed_secret(data) if committed else secret_problem(data):
             report.problems[path] = secret
+            report.kept[path] = SECRET
             return True
         batch.problems.pop(path, None)
         if flag := merge_flag(data):
             report.flagged[path] = flag
         add = batch.writer.add_document if path in batch.unindexed else batch.writer.update_document
         add(**document_for(
-            memory, path, version_id=batch.versions.get(path, batch.head), blob=blob_sha(data),
+            memory, path, version_id=batch.versions.get(path, batch.head), blob=blob,
             mtime_ns=stat.st_mtime_ns, size=stat.st_size,
         ))  # fmt: skip
         report.indexed.append(path)
@@ -147,6 +158,20 @@ class FileIndexer:
             return {}
         tracked = paths & set(self.store.head_blobs() if committed is None else committed)
         return self.store.last_commits(tracked)
+
+
+def committed_secret(data: bytes) -> dict[str, Any] | None:
+    """The problem record of a committed file that holds a secret (indexed never, so no
+    search serves it), or None."""
+    found = redact.find_secret_kinds(data.decode("utf-8"))
+    if not found:
+        return None
+    kinds = ", ".join(found)
+    return recorded.entry(
+        None,
+        f"holds a secret ({kinds}) committed to git; it is not searchable",
+        recorded.PURGE_HINT,
+    )
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ from vault_tool.core.text import normalize_name, shared_analyzer, text_analyzer
 from vault_tool.core.times import parse_time
 from vault_tool.search import links
 
-# Bump when the fields or analyzers change: an older index is then rebuilt on open.
-INDEX_SCHEMA_VERSION = 10
+# Bump when the fields, the analyzers or what is indexed change: an older index is then
+# rebuilt on open (11: a committed file holding a secret is no longer indexed).
+INDEX_SCHEMA_VERSION = 11
 
 
 @dataclass(frozen=True)

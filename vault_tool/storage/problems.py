@@ -25,6 +25,14 @@ MERGED_HINT = (
     "fix, and the flag goes (an agent's update with a resolved content_md clears it too)"
 )
 
+# The fix for a secret git holds already (a person's commit, or history from before the
+# folder became a vault): out of the file, out of use, out of the history.
+PURGE_HINT = (
+    "remove the secret from the file (the watcher or `vault-tool commit` commits that, and "
+    "search serves the file again), rotate the secret, and purge it from git's history with "
+    "`git filter-repo --replace-text` (docs/maintenance.md, A secret in git's history)"
+)
+
 
 def entry(line: int | None, reason: str, hint: str) -> dict[str, Any]:
     """One entry of the record."""
