@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from vault_tool.core.memory import parse
-from vault_tool.core.merge import Fallback, Plan, merge_fields, plan
+from vault_tool.core.merge import Fallback, Plan, merge_fields, plan, plan_list
 from vault_tool.core.yaml_safe import dump_yaml, load_yaml
 
 SAMPLE_VAULT = Path(__file__).resolve().parents[2] / "sample-vault"
@@ -440,3 +440,47 @@ def test_a_merged_front_matter_the_schema_refuses_falls_back_and_is_reported():
     result = plan(memory(), ours, theirs, PATH)
     assert isinstance(result, Fallback) and result.report
     assert "tags" in result.reason
+
+
+# --- work state's lists ------------------------------------------------------------------
+
+
+def _list(items: list, updated: str = "2026-06-01T09:00:00Z") -> bytes:
+    fields = {"project": "ops", "name": "todo", "updated": updated, "items": items}
+    return ("# Work state, replaced whole.\n" + dump_yaml(fields)).encode()
+
+
+def _merged_list(base: bytes, ours: bytes, theirs: bytes) -> dict[str, Any]:
+    path = "state/ops/todo.yaml"
+    result = plan_list(base, ours, theirs, path)
+    assert isinstance(result, bytes), result
+    assert result == plan_list(base, theirs, ours, path), "the merge is not symmetric"
+    assert result.startswith(b"# Work state, replaced whole.\n")
+    return load_yaml(result.decode(), path)
+
+
+def test_a_list_written_alike_on_both_sides_merges_to_it_at_the_later_time():
+    base = _list(["ship docs"])
+    same = ["ship docs", {"task": "test hooks", "done": False}]
+    result = _merged_list(
+        base, _list(same, "2026-06-02T09:00:00Z"), _list(same, "2026-06-03T09:00:00Z")
+    )
+    assert result["items"] == same and result["updated"] == "2026-06-03T09:00:00Z"
+
+
+def test_a_list_merges_item_by_item():
+    base = _list(["a", "b", {"task": "c", "done": False}])
+    ours = _list(["a", {"task": "c", "done": True}, "d"], "2026-06-02T09:00:00Z")
+    theirs = _list(["a", "b", {"task": "c", "done": False}, "e"], "2026-06-03T09:00:00Z")
+    assert _merged_list(base, ours, theirs)["items"] == ["a", "e", {"task": "c", "done": True}, "d"]
+
+
+def test_a_list_added_on_both_sides_keeps_every_item():
+    result = _merged_list(b"", _list(["a", "b"]), _list(["b", "c"], "2026-06-02T09:00:00Z"))
+    assert result["items"] == ["b", "c", "a"]
+
+
+def test_a_list_that_does_not_parse_is_left_to_a_person():
+    assert isinstance(
+        plan_list(_list(["a"]), b"items: [a\n", _list(["b"]), "state/o/t.yaml"), Fallback
+    )

@@ -33,8 +33,8 @@ def check_merge_driver(checkup: Checkup) -> Check:
             f"git config merge.{merge_setup.DRIVER}.driver "
             f"{shlex.quote(merge_setup.driver_command())}"
         )
-    if not merge_setup.names_driver(checkup.root, git_dir):
-        by_hand.append(f"echo '{merge_setup.ATTRIBUTE_LINE}' >> .gitattributes")
+    for line in merge_setup.unnamed(checkup.root, git_dir):
+        by_hand.append(f"echo '{line}' >> .gitattributes")
     return Check(
         "merge_driver",
         "warn",

@@ -163,8 +163,11 @@ def state_set(
         result = vault.work_state.write(name, values, project, client="cli")
 
     def render(out: Any) -> None:
-        before = "new" if result["replaced"] is None else f"was {result['replaced']} items"
         where = shown_in_markup(result["path"])
+        if result["status"] == "unchanged":
+            out.print(f"Unchanged {where}: it already holds these {result['items']} items")
+            return
+        before = "new" if result["replaced"] is None else f"was {result['replaced']} items"
         out.print(f"Saved {where}: {result['items']} items ({before}), {result['version_id'][:10]}")
 
     emit(result, as_json, render)

@@ -94,6 +94,13 @@ def path_problem(relpath: str) -> str | None:
 
 
 PATH_HINT = "rename the file"
+STATE_FOLDER = "state"  # work state's lists: state/<project>/<name>.yaml
+
+
+def is_state_path(relpath: str) -> bool:
+    """Whether a vault-relative path is one of work state's lists."""
+    parts = relpath.split("/")
+    return len(parts) == 3 and parts[0] == STATE_FOLDER and parts[2].endswith(".yaml")
 
 
 def is_memory_path(relpath: str) -> bool:

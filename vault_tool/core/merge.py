@@ -59,6 +59,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import takewhile
 from typing import Any
 
 from vault_tool.core import front_matter, schema
@@ -83,6 +84,7 @@ class Fallback:
 
     reason: str
     report: bool
+    hint: str | None = None  # what a person can do, said beside git's conflict
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,13 @@ def plan(base: bytes, ours: bytes, theirs: bytes, path: str) -> Plan | Fallback:
         return Fallback("no side has front matter", report=False)
     ids = o.fields.get("id", _MISSING), t.fields.get("id", _MISSING)
     if _MISSING not in ids and _canon(ids[0]) != _canon(ids[1]):
-        return Fallback(f"the sides are two memories (ids {ids[0]} and {ids[1]})", report=False)
+        return Fallback(
+            f"the sides are two memories (ids {ids[0]} and {ids[1]})",
+            report=False,
+            hint="two memories were added at this path on the two sides: abort (`git merge "
+            "--abort`, `git rebase --abort`) and run `vault-tool sync`, which keeps both (the "
+            "other beside it); or keep one here and save the other under another name",
+        )
     if o.head == b.head or t.head == b.head or o.head == t.head:
         head = _pick(b.head, o.head, t.head)
     else:
@@ -139,14 +147,36 @@ def merge_fields(
     base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any]
 ) -> dict[str, Any]:
     """Three front matter mappings merged by the module's rules, notes included."""
-    return _FieldMerge(ours, theirs).merge(base)
+    return _FieldMerge(ours, theirs, _SET_KEYS).merge(base)
+
+
+def plan_list(base: bytes, ours: bytes, theirs: bytes, path: str) -> bytes | Fallback:
+    """Three versions of a work state list (state/<project>/<name>.yaml) merged: `items`
+    item by item, as the module merges tags (each item keyed by its whole value, a
+    duplicate counted), `updated` the later, any other key by the value rule; the comment
+    lines the file opens with, as the sides agree. Two clones writing one list never stop
+    a sync, and the same items on both sides merge to them."""
+    sides = []
+    for name, data in (("base", base), ("ours", ours), ("theirs", theirs)):
+        try:
+            text = data.decode("utf-8")
+            fields = load_yaml(text, path) if text.strip() else {}
+        except (UnicodeDecodeError, UnparseableFile) as problem:
+            return Fallback(f"{name} does not parse ({problem})", report=True)
+        lines = text.splitlines(True)
+        sides.append((fields, "".join(takewhile(lambda line: line.startswith("#"), lines))))
+    (b, b_head), (o, o_head), (t, t_head) = sides
+    fields = _FieldMerge(o, t, _LIST_KEYS).merge(b)
+    return (_pick(b_head, o_head, t_head) + dump_yaml(fields)).encode("utf-8")
 
 
 class _FieldMerge:
     """One merge of two front matters: which side is newer, and the notes taken so far."""
 
-    def __init__(self, ours: dict[str, Any], theirs: dict[str, Any]) -> None:
-        self.ours, self.theirs = ours, theirs
+    def __init__(
+        self, ours: dict[str, Any], theirs: dict[str, Any], set_keys: dict[str, _SetKey]
+    ) -> None:
+        self.ours, self.theirs, self.set_keys = ours, theirs, set_keys
         newer_o, newer_t = _time(ours.get("updated")), _time(theirs.get("updated"))
         self.newer = (newer_o > newer_t) - (newer_o < newer_t)  # 1: ours is the newer side
         self.ours_first = self.newer > 0 or (self.newer == 0 and _canon(ours) <= _canon(theirs))
@@ -177,8 +207,8 @@ class _FieldMerge:
         o, t = self.ours.get(key, _MISSING), self.theirs.get(key, _MISSING)
         if (settled := _one_sided(b, o, t)) is not _BOTH:
             return settled
-        if key in _SET_KEYS:
-            return self._set(key, *(_SET_KEYS[key][0](v) for v in (b, o, t))) or _MISSING
+        if key in self.set_keys:
+            return self._set(key, *(self.set_keys[key][0](v) for v in (b, o, t))) or _MISSING
         return self._value(key, o, t)
 
     def _value(self, field: str, o: Any, t: Any) -> Any:
@@ -201,7 +231,7 @@ class _FieldMerge:
         return kept
 
     def _set(self, key: str, b: list[Any], o: list[Any], t: list[Any]) -> list[Any]:
-        key_of, label = _SET_KEYS[key][1], _SET_KEYS[key][2]
+        key_of, label = self.set_keys[key][1], self.set_keys[key][2]
         base, ours, theirs = _keyed(b, key_of), _keyed(o, key_of), _keyed(t, key_of)
         merged = []
         for k in self._ordered(list(ours), list(theirs)):
@@ -276,7 +306,9 @@ def _tag_key(tag: str) -> str:
     return tag_name(tag) or normalize_name(tag.strip().lstrip("#"))
 
 
-_SET_KEYS: dict[str, tuple[Callable[[Any], list[Any]], Callable[[Any], Any], Callable]] = {
+# A key merged as a set: (its items from a value, an item's key, an item's label).
+_SetKey = tuple[Callable[[Any], list[Any]], Callable[[Any], Any], Callable]
+_SET_KEYS: dict[str, _SetKey] = {
     "entities": (
         _as_list,
         lambda e: (normalize_name(e["n"]), e["kind"]),
@@ -291,6 +323,9 @@ _SET_KEYS: dict[str, tuple[Callable[[Any], list[Any]], Callable[[Any], Any], Cal
     "supersedes": (_as_list, lambda memory_id: memory_id, str),
     NOTES_KEY: (_as_list, lambda note: _canon(note), str),
 }
+
+
+_LIST_KEYS: dict[str, _SetKey] = {"items": (_as_list, lambda i: _canon(i), lambda i: _canon(i))}
 
 
 def _keyed(items: list[Any], key_of: Callable[[Any], Any]) -> dict[Any, Any]:

@@ -1,6 +1,7 @@
 """Work state: named lists per project (a to-do list, the files in hand), kept between
 sessions. Each list is one YAML file, state/<project>/<name>.yaml, readable and editable
-by hand, replaced whole by every write, and each write is one commit.
+by hand, replaced whole by every write, and each write is one commit; a write of the
+items the list already holds changes nothing (status unchanged: the call is idempotent).
 
 Not memories: the files are not Markdown, so search never sees them (the extended tools
 work_state_read / work_state_write and `vault-tool state` do). A write refuses to replace a
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vault_tool.core import changelog, redact
+from vault_tool.core.ids import STATE_FOLDER
 from vault_tool.core.projects import check_project
 from vault_tool.core.times import utc_now
 from vault_tool.core.yaml_safe import dump_yaml, load_yaml
@@ -20,7 +22,7 @@ from vault_tool.errors import InvalidInput, UnparseableFile, VersionConflict
 from vault_tool.storage.changes import Change
 from vault_tool.storage.store import Store
 
-FOLDER = "state"
+FOLDER = STATE_FOLDER
 MAX_ITEMS = 500
 MAX_BYTES = 256_000
 HEADER = "# Work state, replaced whole by each write (work_state_write, `vault-tool state set`).\n"
@@ -76,15 +78,21 @@ class WorkState:
                     hint=f"commit or discard the edit (git commit / git restore {path}), "
                     "then write again",
                 )
-            before = len(_parsed(old, path).get("items") or []) if old is not None else None
-            what = f"{project}/{name} ({len(cleaned)} item{'' if len(cleaned) == 1 else 's'})"
-            message = changelog.message(changelog.subject("work_state", what=what), [], client)
-            sha = self._store.apply([Change(path, data, name, expected=old)], message)
+            held = (_parsed(old, path).get("items") or []) if old is not None else None
+            if held == cleaned:  # (a repeat: the list already holds these items, no commit)
+                sha, status = self._store.last_commit(path) or self._store.head_sha(), "unchanged"
+            else:
+                what = f"{project}/{name} ({len(cleaned)} item{'' if len(cleaned) == 1 else 's'})"
+                subject = changelog.subject("work_state", what=what)
+                message = changelog.message(subject, [], client)
+                sha = self._store.apply([Change(path, data, name, expected=old)], message)
+                status = "written"
         return {
             "project": project,
             "name": name,
+            "status": status,
             "items": len(cleaned),
-            "replaced": before,
+            "replaced": None if held is None else len(held),
             "version_id": sha,
             "path": path,
             "redactions": found,

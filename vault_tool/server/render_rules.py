@@ -66,6 +66,11 @@ def state_text(result: dict[str, Any]) -> str:
 def state_written_text(result: dict[str, Any]) -> str:
     """work_state_write: what the list held before, and the commit."""
     where = f"{escape(result['project'])}/{escape(result['name'])}"
+    if result.get("status") == "unchanged":
+        return (
+            f"Unchanged: {where} already holds these {result['items']} items "
+            f"(commit {result['version_id']})."
+        )
     before = (
         "a new list" if result["replaced"] is None else f"replacing its {result['replaced']} items"
     )

@@ -1,12 +1,14 @@
-"""The merge driver git runs on a memory file (`vault-tool merge-driver -- %O %A %B %L %P`).
+"""The merge driver git runs on a memory file or a work state list
+(`vault-tool merge-driver -- %O %A %B %L %P`).
 
 git hands over three temporary files (the common ancestor, ours, theirs), the conflict
 marker size and the file's path; the driver writes the result into ours and answers 0
 (merged) or 1 (conflicts remain: git stops as for any text conflict). The rules are
-core/merge.py's; this module reads the files, runs `git merge-file` on what the rules
-leave to lines (the bodies, or the whole file when they do not apply) and writes. A path
-that cannot hold a memory (README.md, a dot folder's file) is merged as git merges text.
-Messages go to stderr, where git shows them; a clean merge says nothing.
+core/merge.py's (a list's: its plan_list); this module reads the files, runs `git
+merge-file` on what the rules leave to lines (the bodies, or the whole file when they do
+not apply) and writes. A path that cannot hold a memory (README.md, a dot folder's file)
+is merged as git merges text. Messages go to stderr, where git shows them; a clean merge
+says nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from vault_tool.core import merge
-from vault_tool.core.ids import is_memory_path
+from vault_tool.core.ids import is_memory_path, is_state_path
 
 # `git merge-file` answers the number of conflicts, at most 127; above that, an error.
 _MOST_CONFLICTS = 127
@@ -25,11 +27,21 @@ _MOST_CONFLICTS = 127
 
 def run(base: Path, ours: Path, theirs: Path, marker_size: int, path: str) -> int:
     """Merge theirs into ours (base: their common ancestor) and write ours; 0 if clean."""
+    if is_state_path(path):
+        merged = merge.plan_list(base.read_bytes(), ours.read_bytes(), theirs.read_bytes(), path)
+        if isinstance(merged, merge.Fallback):
+            _merge_files((ours, base, theirs), marker_size, path, ours)
+            _say(f"{path}: {merged.reason}; merged as text, resolve it by hand")
+            return 1
+        ours.write_bytes(merged)
+        return 0
     if not is_memory_path(path):
         return _merge_files((ours, base, theirs), marker_size, path, ours)
     outcome = merge.plan(base.read_bytes(), ours.read_bytes(), theirs.read_bytes(), path)
     if isinstance(outcome, merge.Fallback):
         conflicts = _merge_files((ours, base, theirs), marker_size, path, ours)
+        if outcome.hint and conflicts:
+            _say(f"{path}: {outcome.reason}; {outcome.hint}")
         if outcome.report:
             _say(f"{path}: {outcome.reason}; merged as text, resolve it by hand")
             return 1

@@ -18,9 +18,13 @@ from pathlib import Path
 
 DRIVER = "vault-tool"
 ATTRIBUTE_LINE = f"*.md merge={DRIVER}"
+STATE_ATTRIBUTE_LINE = f"state/**/*.yaml merge={DRIVER}"  # work state's lists
+ATTRIBUTE_LINES = (ATTRIBUTE_LINE, STATE_ATTRIBUTE_LINE)
 ATTRIBUTES = f"""\
-# Merge memories fact by fact: `vault-tool merge-driver` (registered in .git/config).
+# Merge memories fact by fact, work state's lists item by item: `vault-tool merge-driver`
+# (registered in .git/config).
 {ATTRIBUTE_LINE}
+{STATE_ATTRIBUTE_LINE}
 """
 _NAME = "vault-tool: merge memory files by their front matter's keys, facts and entities"
 
@@ -41,12 +45,13 @@ def register(repo_run, git_dir: Path, root: Path) -> bool:
         repo_run("config", f"merge.{DRIVER}.name", _NAME)
         repo_run("config", f"merge.{DRIVER}.driver", driver_command())
         wrote = True
-    if not names_driver(root, git_dir):
+    if missing := unnamed(root, git_dir):
         info = git_dir / "info" / "attributes"
         info.parent.mkdir(parents=True, exist_ok=True)
         before = _read(info)
         with info.open("a", encoding="utf-8") as out:
-            out.write(("\n" if before and not before.endswith("\n") else "") + ATTRIBUTES)
+            lines = "".join(f"{line}\n" for line in missing)
+            out.write(("\n" if before and not before.endswith("\n") else "") + lines)
         wrote = True
     return wrote
 
@@ -79,11 +84,19 @@ def _runs(command: str | None) -> bool:
 
 
 def names_driver(root: Path, git_dir: Path) -> bool:
-    """Whether an attributes file of the vault names the driver for memory files."""
-    return any(
-        ATTRIBUTE_LINE in _read(path).splitlines()
+    """Whether the vault's attributes files name the driver for memory files and lists."""
+    return not unnamed(root, git_dir)
+
+
+def unnamed(root: Path, git_dir: Path) -> list[str]:
+    """The attribute lines naming the driver that no attributes file of the vault holds
+    (a vault made before work state merged by the driver lacks the second)."""
+    held = {
+        line.strip()
         for path in (root / ".gitattributes", git_dir / "info" / "attributes")
-    )
+        for line in _read(path).splitlines()
+    }
+    return [line for line in ATTRIBUTE_LINES if line not in held]
 
 
 def problems(config_driver: str | None, root: Path, git_dir: Path) -> list[str]:
@@ -100,8 +113,8 @@ def problems(config_driver: str | None, root: Path, git_dir: Path) -> list[str]:
             f"merge.{DRIVER}.driver ({config_driver}) is not a `vault-tool merge-driver --` "
             "that can run here: open the vault with vault-tool to write it again"
         )
-    if not names_driver(root, git_dir):
-        found.append(f"no attributes file names the merge driver ({ATTRIBUTE_LINE})")
+    if missing := unnamed(root, git_dir):
+        found.append(f"no attributes file names the merge driver ({'; '.join(missing)})")
     return found
 
 
