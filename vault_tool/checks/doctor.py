@@ -24,7 +24,7 @@ from vault_tool.errors import VaultError, VaultUnavailable
 from vault_tool.search import links
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION
 from vault_tool.storage import config as config_module
-from vault_tool.storage import repo_state
+from vault_tool.storage import repo_state, sync_merge
 from vault_tool.storage.git import FALLBACK_EMAIL, FALLBACK_NAME
 from vault_tool.storage.processes import live_leader
 from vault_tool.storage.store import Store
@@ -62,8 +62,8 @@ def doctor(checkup: Checkup, progress: Progress | None = None) -> DoctorReport:
     holder = activity.write_lock_holder(checkup.store.write_lock_path)
     checks = [
         _check_config(checkup),
-        _check_git(checkup),
-        _check_git_index(checkup),
+        _check_git(checkup, holder),
+        _check_git_index(checkup, holder),
         team.check_merge_driver(checkup),
         _check_index(checkup, found),
         _check_files(by_kind),
@@ -156,7 +156,7 @@ def _check_config(checkup: Checkup) -> Check:
     return Check("config", "ok", summary)
 
 
-def _check_git(checkup: Checkup) -> Check:
+def _check_git(checkup: Checkup, holder: int | None) -> Check:
     store = checkup.store
     try:
         head = store.head_sha()
@@ -170,6 +170,9 @@ def _check_git(checkup: Checkup) -> Check:
     email = _git_or_none(store, "config", "user.email")
     where = f"on {branch}" if branch else "on a detached HEAD"
     details = [{"head": head, "branch": branch, "user.name": name, "user.email": email}]
+    if state.operation == repo_state.SYNC_MERGING:
+        details[0]["in_progress"] = state.operation
+        return _sync_merging(checkup, f"{where} at {head[:10]}", holder, details)
     if state.busy:
         # The same refusal every write and hand edit meets until it is over.
         busy = state.refusal(store.repo.git_dir)
@@ -187,7 +190,28 @@ def _check_git(checkup: Checkup) -> Check:
     return Check("git", "ok", f"{where} at {head[:10]}; commits by {name} <{email}>", details)
 
 
-def _check_git_index(checkup: Checkup) -> Check:
+def _sync_merging(
+    checkup: Checkup, where: str, holder: int | None, details: list[dict[str, Any]]
+) -> Check:
+    """A sync's merge: one under way (its sync holds the write lock), or one a sync left
+    when it was stopped, which is the tool's to undo, not a person's to finish."""
+    record = sync_merge.read(checkup.store.repo.git_dir) or {}
+    theirs = str(record.get("theirs") or "")[:10]
+    if holder is not None:
+        return Check("git", "ok", f"{where}; `vault-tool sync` is merging {theirs} now", details)
+    return Check(
+        "git",
+        "warn",
+        f"{where}; a `vault-tool sync` was stopped half-way through its merge of {theirs}: "
+        "not a merge of yours, and nothing is lost. Until it is undone the vault commits "
+        "nothing; the next write, hand edit taken in or sync undoes it, and the next sync "
+        "merges again",
+        details,
+        fix="run `vault-tool sync` (or leave it to a running server)",
+    )
+
+
+def _check_git_index(checkup: Checkup, holder: int | None) -> Check:
     """git's index as git itself sees it: a damaged one fails every write after the first."""
     store = checkup.store
     damage = repo_state.index_damage(store.repo.git_dir)
@@ -205,6 +229,17 @@ def _check_git_index(checkup: Checkup) -> Check:
     except VaultError as problem:
         fix = problem.hint if isinstance(problem, VaultUnavailable) else "see git's message"
         return Check("git_index", "fail", f"git cannot read its index: {problem.message}", fix=fix)
+    syncing = repo_state.read_state(store.repo.git_dir).operation == repo_state.SYNC_MERGING
+    if unmerged and syncing:  # (the git check says whose merge it is)
+        stopped = holder is None
+        return Check(
+            "git_index",
+            "warn" if stopped else "ok",
+            f"git's index holds the conflicts of a `vault-tool sync`'s merge: {len(unmerged)} "
+            + ("paths, undone with it" if stopped else "paths, as the sync settles them"),
+            [{"path": p} for p in unmerged],
+            fix="run `vault-tool sync`" if stopped else "",
+        )
     if unmerged:
         busy = repo_state.unmerged_busy(unmerged)
         return Check(

@@ -29,13 +29,13 @@ from typing import Any
 from vault_tool.core import ids
 from vault_tool.core.redact import redact_tree
 from vault_tool.errors import InvalidInput, VaultBusy
+from vault_tool.storage import sync_merge
 from vault_tool.storage.repo_state import conflict_line
 
 # A name git accepts for a remote and a shell shows as it is.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 # How long one network command may take before the remote counts as unreachable.
 NETWORK_TIMEOUT_SECONDS = 120
-SYNC_MERGE_MARKER = "vault-tool/sync-merge"
 _FRONT_MATTER_END = re.compile(rb"^---[ \t]*\r?$", re.MULTILINE)
 
 
@@ -138,16 +138,15 @@ class Remote:
         if _is_ancestor(self.root, theirs, head):
             return Merged("up to date" if theirs == head else "ahead")
         commits_in = int(self._git("rev-list", "--count", f"{head}..{theirs}", check=True).stdout)
+        # Recorded while git works: a sync killed half-way leaves a merge that whoever
+        # notices next knows for the tool's own, and undoes (sync_merge.py).
+        record = sync_merge.recorded(self._git_dir(), head, theirs, self._output)
         if _is_ancestor(self.root, head, theirs):
-            self._git("merge", "--ff-only", "--quiet", theirs, check=True)
+            with record:
+                self._git("merge", "--ff-only", "--quiet", theirs, check=True)
             return Merged("fast-forward", commits_in, _changed(self.root, head, theirs))
         merged = Merged("merge", commits_in)
-        # Named while it runs: a sync killed half-way leaves git merging, and the next open
-        # aborts a merge it finds named so (abort_interrupted), or every write would wait.
-        marker = self._git_dir() / SYNC_MERGE_MARKER
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(theirs)
-        try:
+        with record:
             done = self._git("merge", "--no-ff", "--no-edit", "--no-commit", theirs)
             if done.returncode != 0 and not _merging(self.root):
                 raise VaultBusy(
@@ -162,8 +161,6 @@ class Remote:
             self._git(
                 "commit", "--quiet", "--no-verify", "-F", "-", stdin=message(merged), check=True
             )
-        finally:
-            marker.unlink(missing_ok=True)
         merged.paths = _changed(self.root, head, "HEAD")
         return merged
 
@@ -193,6 +190,9 @@ class Remote:
 
     def _git(self, *args: str, **options: Any) -> subprocess.CompletedProcess[str]:
         return _git(self.root, *args, environment=self._environment, **options)
+
+    def _output(self, *args: str) -> str:
+        return self._git(*args, check=True).stdout
 
     # --- what a merge left for a person ------------------------------------------------
 
@@ -232,22 +232,6 @@ class MergeByHand(VaultBusy):
             "commit; the next sync goes on from there",
         )
         self.paths = paths
-
-
-def abort_interrupted(root: Path, git_dir: Path) -> bool:
-    """Abort the merge a killed sync left (its marker names the commit git is merging);
-    True if there was one. A merge a person began is never touched."""
-    marker = git_dir / SYNC_MERGE_MARKER
-    try:
-        theirs = marker.read_text().strip()
-    except FileNotFoundError:
-        return False
-    merging = git_dir / "MERGE_HEAD"
-    ours = merging.exists() and merging.read_text().strip() == theirs
-    if ours:
-        _git(root, "merge", "--abort", check=True)
-    marker.unlink(missing_ok=True)
-    return ours
 
 
 def _merging(root: Path) -> bool:

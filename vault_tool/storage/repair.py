@@ -1,9 +1,12 @@
-"""Finishing what crashed writers left: journals of writes, failed undos, a killed sync,
-HEAD's and the branch's lock files (refs.py) when no git works in the vault.
+"""Finishing what crashed writers left: journals of writes, failed undos, a killed sync's
+merge (sync_merge.py), HEAD's and the branch's lock files (refs.py) when no git works in
+the vault.
 
 A write whose files all reached the disk is committed with its own message, one cut short
 is undone whole from its kept old versions (never committed in part). All of it runs under
-the write lock, at the first lock taken after the vault is opened.
+the write lock, at the first lock taken after the vault is opened. A killed sync's merge is
+also looked for at every lock taken after that (one stat): a sync may die while this
+process has the vault open, and its merge must not keep git busy until a restart.
 
 While a person's git is busy (a checkout left HEAD detached, a merge or a rebase stopped),
 a repair commit would land where that git throws it away, so the repair waits: the vault
@@ -23,11 +26,12 @@ from typing import Protocol
 
 from vault_tool.core.changelog import memories, subject
 from vault_tool.errors import VaultBusy, VaultError
-from vault_tool.storage import remote
+from vault_tool.storage import sync_merge
 from vault_tool.storage.changes import UNDO_SUFFIX, blob_at, finish_undo, is_undo_journal
 from vault_tool.storage.commits import Committer
 from vault_tool.storage.git import Git
 from vault_tool.storage.processes import git_processes
+from vault_tool.storage.repo_state import SYNC_RECORD
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +64,7 @@ class Repairs:
         """Whether a crashed writer or sync left something to repair; marks it pending."""
         store = self.store
         journals = self.journal_dir.is_dir() and any(self.journal_dir.iterdir())
-        syncing = (store.repo.git_dir / remote.SYNC_MERGE_MARKER).exists()
+        syncing = (store.repo.git_dir / SYNC_RECORD).exists()
         self._stale_locks = _branch_locks(store.repo.git_dir)
         if self._stale_locks and git_processes(store.root):
             self._stale_locks = {}  # (a live git's: git.py waits it out)
@@ -72,12 +76,13 @@ class Repairs:
         """Finish failed undos, then (if pending and git is free) the rest. The caller
         holds the write lock."""
         self.finish_failed_undos()  # before anyone reads a failed write's bytes
-        if not self.pending:
-            return
         store = self.store
+        if not self.pending and not (store.repo.git_dir / SYNC_RECORD).exists():
+            return
         self._remove_stale_locks()
-        remote.abort_interrupted(store.root, store.repo.git_dir)  # (its merge made git busy)
         try:
+            # (its merge made git busy: undone first; under the lock, its sync is dead)
+            sync_merge.undo(store.root, store.repo.git_dir, store.git)
             store.commits.guard.require_idle()
             store.commits.bring_index_up()
             self.commit_journals()

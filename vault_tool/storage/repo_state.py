@@ -20,6 +20,10 @@ from pathlib import Path
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 
 BISECT = "a bisect"
+# Lies in git's folder while `vault-tool sync` merges, and after a sync died merging
+# (sync_merge.py): the tool's own merge, never a person's.
+SYNC_RECORD = "vault-tool/sync-merge"
+SYNC_MERGING = "a merge by `vault-tool sync`"
 
 
 def _finish(verb: str) -> str:
@@ -27,8 +31,10 @@ def _finish(verb: str) -> str:
 
 
 # (what git leaves in its folder while it works, what is in progress, the way out); the
-# first present names the state (a stopped rebase may also leave a pick's files).
+# first present names the state (a stopped rebase may also leave a pick's files; a sync's
+# merge leaves MERGE_HEAD, or while git writes the folder nothing of git's own).
 OPERATIONS = (
+    (SYNC_RECORD, SYNC_MERGING, "retry in a moment"),
     ("rebase-merge", "a rebase", _finish("rebase")),
     ("rebase-apply/applying", "a `git am`", _finish("am")),
     ("rebase-apply", "a rebase", _finish("rebase")),
@@ -79,6 +85,13 @@ class GitState:
 
     def refusal(self, git_dir: Path) -> VaultBusy:
         """The error of a write or hand edit that must wait for this state to end."""
+        if self.operation == SYNC_MERGING:
+            return VaultBusy(
+                "`vault-tool sync` is merging the remote's changes; the vault commits nothing "
+                "until it is done",
+                hint="retry in a moment (a merge a stopped sync left is undone by the next "
+                "write or sync: nothing is lost)",
+            )
         if self.operation is not None:
             return VaultBusy(
                 f"{self.operation} is in progress in the vault's repository; the vault commits "
@@ -202,6 +215,8 @@ class Guard:
         self._sound_index: tuple[int, int, int] | None = None
         # The index as the vault last wrote it: no other git has written it since.
         self.index_written: tuple[int, int, int] | None = None
+        # Undoes a dead sync's merge now if the vault's write lock is free (store.py).
+        self.undo_stopped_sync: Callable[[], None] | None = None
 
     def require_idle(self) -> None:
         """Raise VaultBusy (or VaultUnavailable for a damaged index) unless the vault may
@@ -222,6 +237,11 @@ class Guard:
     def require_idle_branch(self) -> str:
         """The branch HEAD is on, or VaultBusy while git is busy (its files only: cheap)."""
         state = read_state(self.git_dir)
+        if state.operation == SYNC_MERGING and self.undo_stopped_sync is not None:
+            # Whoever notices a sync's record undoes its merge if that sync is dead (the
+            # lock is free); a live sync holds the lock, and this waits for it as for git.
+            self.undo_stopped_sync()
+            state = read_state(self.git_dir)
         if state.busy or state.branch is None:
             raise state.refusal(self.git_dir)
         return state.branch

@@ -105,6 +105,7 @@ class Store:
         self._lock = WriteLock(self.write_lock_path)
         # Threads of one process queue here before the cross-process file lock.
         self._threads = threading.RLock()
+        self.commits.guard.undo_stopped_sync = self._undo_stopped_sync
 
     def close(self) -> None:
         """Stop git's helper processes."""
@@ -210,6 +211,12 @@ class Store:
                 self._lock.release()
         finally:
             self._threads.release()
+
+    def _undo_stopped_sync(self) -> None:
+        """Take the write lock if it is free at once, which undoes a dead sync's merge (its
+        repairs run at the lock's first taking); a live sync holds it: then nothing."""
+        with contextlib.suppress(VaultBusy), self.write_lock(timeout=0):
+            pass
 
     # --- reading -------------------------------------------------------------------------
 
