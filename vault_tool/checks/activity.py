@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from vault_tool.checks.checkup import Check, Checkup, count
+from vault_tool.storage import sync_requests
 from vault_tool.storage.processes import (
     HEARTBEAT_SECONDS,
     alive,
@@ -117,7 +118,8 @@ def check_watcher(checkup: Checkup) -> Check:
             return Check(
                 "watcher",
                 "ok",
-                f"pid {pid} ({info.get('client', '?')}) leads; last heartbeat {beat:.1f} s ago",
+                f"pid {pid} ({info.get('client', '?')}) leads; last heartbeat {beat:.1f} s ago"
+                + _sync_schedule(checkup),
                 details,
             )
         if alive(pid):
@@ -150,6 +152,15 @@ def check_watcher(checkup: Checkup) -> Check:
         "`vault-tool watch` starts, or by `vault-tool commit` (a `vault-tool serve` started "
         "by hand watches only once a client sends `initialize`)",
     )
+
+
+def _sync_schedule(checkup: Checkup) -> str:
+    """What the leader syncs on: the shortest period a live process asked, and who asked."""
+    asked = sorted(sync_requests.requests(checkup.run_dir, tidy=False), key=lambda r: r["every"])
+    if not asked:
+        return ""
+    pids = ", ".join(str(r["pid"]) for r in asked if r["every"] == asked[0]["every"])
+    return f"; it syncs with the remote every {asked[0]['every']:g} s, as pid {pids} asked"
 
 
 def _age(path: Path) -> float | None:

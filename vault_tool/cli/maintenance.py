@@ -43,9 +43,12 @@ def watch(vault_path: str | None, as_json: bool) -> None:
 
     Servers already do this; use it when you edit by hand with no server running. If
     another process leads the watching, this one stands by and takes over if it stops.
+    While it leads, it syncs with the remote as often as `[sync] every` in
+    .vault/config.toml or a running server's --sync-every asks (docs/team.md).
     Prints a line for each commit it makes, each file it refuses or cannot read, and each
     secret it keeps out of git (--json: one JSON object a line, with an `event` field).
     """
+    from vault_tool.server.background_sync import BackgroundSync
     from vault_tool.watcher import Watcher, narration
 
     def tell(event: dict[str, Any]) -> None:
@@ -58,6 +61,9 @@ def watch(vault_path: str | None, as_json: bool) -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with open_vault(vault_path, catch_up=False) as vault:
         watcher = Watcher(vault, narrate=tell).start()
+        # Leading, it syncs as often as [sync] every or a server's --sync-every asks.
+        syncer = BackgroundSync(vault, watcher.leading, vault.settings.sync_every_seconds)
+        syncer.start()
         if not as_json:
             click.echo(f"Watching {vault.root} (Ctrl-C to stop)", err=True)
         try:
@@ -65,6 +71,7 @@ def watch(vault_path: str | None, as_json: bool) -> None:
         except KeyboardInterrupt:
             pass
         finally:
+            syncer.stop()
             watcher.stop()
 
 

@@ -81,8 +81,9 @@ from vault_tool.storage.config import TOOL_PROFILES, read_config
 @click.option(
     "--sync-every",
     metavar="DURATION",
-    help="Sync with the git remote this often (30s, 5m, 1h; 0 never) while this server "
-    "leads the watching [default: sync.every in .vault/config.toml].",
+    help="Sync with the git remote this often (30s, 5m, 1h; 0 never). The process that "
+    "leads the vault's watching syncs, this server or another (a `vault-tool watch`), as "
+    "often as any live one asks [default: sync.every in .vault/config.toml].",
 )
 @vault_options
 def serve(

@@ -162,10 +162,11 @@ class Runtime:
                 self.watcher = Watcher(self.vault).start()
                 every = self._sync_every
                 every = self.vault.settings.sync_every_seconds if every is None else every
-                if every > 0:
-                    from vault_tool.server.background_sync import BackgroundSync
+                # Run whatever this server's setting: leading, it syncs as often as any
+                # live process asked (background_sync.py), a `vault-tool watch` included.
+                from vault_tool.server.background_sync import BackgroundSync
 
-                    self.syncer = BackgroundSync(self.vault, self.watcher.leading, every).start()
+                self.syncer = BackgroundSync(self.vault, self.watcher.leading, every).start()
                 self.embedder = self.vault.meaning.worker(self.watcher.leading.is_set)
 
     def warm(self) -> None:
