@@ -226,6 +226,11 @@ def test_a_tag_re_spelled_on_one_side_is_written_as_re_spelled():
     assert result["tags"] == ["travel", "billing", "ops"]
 
 
+def test_a_tag_re_spelled_differently_on_both_sides_takes_the_newer_spelling():
+    base = memory(tags=["Travel"])
+    assert merged(base, earlier(tags=["TRAVEL"]), later(tags=["travel"]))["tags"] == ["travel"]
+
+
 def test_supersedes_is_a_set():
     one, two, three = (
         "01JDXK3M6Q8W1J4T0P9R7V2B5D",

@@ -211,12 +211,21 @@ if __name__ == "__main__":  # python -m vault_tool.core.changelog docs/history.m
     doc.write_text(with_reference(doc.read_text(encoding="utf-8")), encoding="utf-8")
 
 
-def synced(commits: int, source: str, kept_edited: Sequence[str], flagged: Sequence[str]) -> str:
+def synced(
+    commits: int,
+    source: str,
+    kept_edited: Sequence[str],
+    flagged: Sequence[str],
+    kept_both: Sequence[tuple[str, str]] = (),
+) -> str:
     """A sync's merge of the remote branch's commits; the body names what a person should
-    look at: memories kept edited over a deletion, bodies left with conflict markers."""
+    look at: memories kept edited over a deletion, bodies left with conflict markers, two
+    new memories that shared a path."""
     what = f"{commits} commit" + ("" if commits == 1 else "s")
     lines = [f"- kept {escape(p)}: edited on one side, deleted on the other" for p in kept_edited]
     lines += [f"- {escape(p)}: both sides changed the same lines; its body holds conflict "
               "markers (vault-tool doctor)" for p in flagged]  # fmt: skip
+    lines += [f"- kept both memories added at {escape(p)}: the other is now {escape(q)}"
+              for p, q in kept_both]  # fmt: skip
     parts = [subject("sync", what=what, source=source), *(["\n".join(lines)] if lines else [])]
     return "\n\n".join([*parts, "Client: sync"]) + "\n"

@@ -222,13 +222,17 @@ class _FieldMerge:
         if field in ("created", "updated") and None not in times and times[0] != times[1]:
             earlier = o if times[0] < times[1] else t
             return earlier if field == "created" else (t if earlier is o else o)
-        if self.newer:
-            kept, lost = (o, t) if self.newer > 0 else (t, o)
-        else:
-            kept, lost = sorted((o, t), key=_canon)
+        kept = self._newer(o, t)
+        lost = t if kept is o else o
         if field not in ("created", "updated") or None in times:
             self.notes.append({"field": field, "kept": kept, "set_aside": lost})
         return kept
+
+    def _newer(self, o: Any, t: Any) -> Any:
+        """The newer side's value; a tie goes to the one whose canonical text sorts first."""
+        if self.newer:
+            return o if self.newer > 0 else t
+        return min((o, t), key=_canon)
 
     def _set(self, key: str, b: list[Any], o: list[Any], t: list[Any]) -> list[Any]:
         key_of, label = self.set_keys[key][1], self.set_keys[key][2]
@@ -241,6 +245,8 @@ class _FieldMerge:
                 settled = _MISSING  # a tag is only its name: re-spelled is not changed
             elif settled is _BOTH and _MISSING in (oi, ti):
                 settled = ti if oi is _MISSING else oi  # removed on one side, changed on the other
+            elif settled is _BOTH and not isinstance(oi, dict):
+                settled = self._newer(oi, ti)  # a tag spelled anew on both sides: no note
             elif settled is _BOTH:
                 shown = label(bi) if bi is not _MISSING else min(label(oi), label(ti))
                 settled = self._item(f"{key}[{shown}]", bi, oi, ti)

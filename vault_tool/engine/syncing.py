@@ -42,6 +42,7 @@ class SyncOutcome:
     reindexed: list[str] = field(default_factory=list)
     kept_edited: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
+    kept_both: list[tuple[str, str]] = field(default_factory=list)
     reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -60,6 +61,8 @@ class SyncOutcome:
             parts.append(f"{len(self.kept_edited)} kept edited over a deletion")
         if self.flagged:
             parts.append(f"{len(self.flagged)} with conflict markers in the body (doctor)")
+        if self.kept_both:
+            parts.append(f"{len(self.kept_both)} path(s) two new memories shared: both kept")
         if self.attempts > 1:
             parts.append(f"{self.attempts} attempts")
         return ", ".join(parts)
@@ -132,12 +135,16 @@ class Team:
                 return self._store.head_sha()
             source = f"{chosen.name}/{outcome.branch}"
             merged = chosen.merge(
-                theirs, lambda m: changelog.synced(m.commits_in, source, m.kept_edited, m.flagged)
+                theirs,
+                lambda m: changelog.synced(
+                    m.commits_in, source, m.kept_edited, m.flagged, m.kept_both
+                ),
             )
             outcome.commits_in += merged.commits_in
             outcome.merge = merged.how
             outcome.kept_edited += merged.kept_edited
             outcome.flagged += merged.flagged
+            outcome.kept_both += merged.kept_both
             if merged.paths:
                 self._intake.sync_paths(merged.paths, commit=False)
                 outcome.reindexed = sorted({*outcome.reindexed, *merged.paths})

@@ -9,7 +9,11 @@ that nothing is lost and syncing never stops:
   only; the merge is committed with them and the memory is flagged (doctor, and a
   `problem` on its hits) until a person resolves it;
 - a memory edited on one side and deleted on the other: the edited version is kept and
-  the deletion named in the merge commit's message.
+  the deletion named in the merge commit's message;
+- two memories (two ids) added at one path on the two sides, most often two agents
+  writing the same title in the same month: both are kept, the one whose id sorts first at
+  the path and the other beside it, named as a new memory is named when its path is taken
+  (`<slug>-<the id's last 6>.md`), whichever side merges; the message names both.
 
 Anything else (markers in a front matter, a conflict in a file that is not a memory) is
 left to a person: the merge is aborted, the vault is as it was, and the sync says which
@@ -27,9 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core import ids
+from vault_tool.core.memory import parse
 from vault_tool.core.redact import redact_tree
-from vault_tool.errors import InvalidInput, VaultBusy
+from vault_tool.errors import InvalidInput, UnparseableFile, VaultBusy
 from vault_tool.storage import sync_merge
+from vault_tool.storage.durable import write_durably
 from vault_tool.storage.repo_state import conflict_line
 
 # A name git accepts for a remote and a shell shows as it is.
@@ -58,6 +64,7 @@ class Merged:
     paths: list[str] = field(default_factory=list)  # files it changed in the folder
     kept_edited: list[str] = field(default_factory=list)  # edited here, deleted there (or back)
     flagged: list[str] = field(default_factory=list)  # bodies left holding conflict markers
+    kept_both: list[tuple[str, str]] = field(default_factory=list)  # (path, the other's path)
 
 
 def check_name(name: str) -> str:
@@ -198,16 +205,20 @@ class Remote:
 
     def _settle(self, merged: Merged) -> None:
         """Settle each unmerged path as the module says, or raise (the caller aborts)."""
-        stages: dict[str, set[int]] = {}
+        blobs: dict[str, dict[int, str]] = {}
         listed = self._git("ls-files", "-u", "-z", check=True).stdout
         for entry in filter(None, listed.split("\0")):
             info, _, path = entry.partition("\t")
-            stages.setdefault(path, set()).add(int(info.split()[2]))
+            _mode, blob, stage = info.split()
+            blobs.setdefault(path, {})[int(stage)] = blob
         by_hand = []
-        for path, held in sorted(stages.items()):
+        for path, staged in sorted(blobs.items()):
+            held = set(staged)
             data = _read(self.root / path)
             if not ids.is_memory_path(path):
                 by_hand.append(path)
+            elif held == {2, 3} and (beside := self._keep_both(path, staged, set(blobs))):
+                merged.kept_both.append((path, beside))
             elif held in ({1, 2}, {1, 3}) and data is not None:
                 merged.kept_edited.append(path)  # edited on one side, deleted on the other
             elif 2 in held and 3 in held and data is not None and _markers_in_body(data):
@@ -217,9 +228,34 @@ class Remote:
         if by_hand:
             shown = ", ".join(by_hand[:5]) + (" ..." if len(by_hand) > 5 else "")
             raise MergeByHand(by_hand, f"the remote's changes to {shown} need a person")
-        settled = [*merged.kept_edited, *merged.flagged]
+        settled = [
+            *merged.kept_edited,
+            *merged.flagged,
+            *(p for two in merged.kept_both for p in two),
+        ]
         if settled:
             self._git("add", "--", *settled, check=True)
+
+    def _keep_both(self, path: str, staged: dict[int, str], unmerged: set[str]) -> str | None:
+        """Two memories added at one path: the one whose id sorts first written there, the
+        other beside it; where the other went, or None when the two are not two of the
+        tool's memories (a person's two notes of one name are theirs to merge)."""
+        sides = []
+        for stage in (2, 3):
+            data = _blob(self.root, staged[stage])
+            memory_id = _memory_id(data, path)
+            if data is None or memory_id is None:
+                return None
+            sides.append((memory_id, data))
+        (first_id, first), (second_id, second) = sorted(sides)
+        if first_id == second_id:
+            return None  # one memory added on both sides: the driver's to merge
+        beside = f"{path.removesuffix('.md')}-{second_id[-6:].lower()}.md"
+        if beside in unmerged or _read(self.root / beside) is not None:
+            return None
+        for where, data in ((path, first), (beside, second)):
+            write_durably(self.root / where, data)
+        return beside
 
 
 class MergeByHand(VaultBusy):
@@ -256,6 +292,23 @@ def _is_ancestor(root: Path, older: str, newer: str) -> bool:
 def _changed(root: Path, before: str, after: str) -> list[str]:
     listed = _git(root, "diff", "--name-only", "--no-renames", "-z", before, after, check=True)
     return sorted(filter(None, listed.stdout.split("\0")))
+
+
+def _blob(root: Path, sha: str) -> bytes | None:
+    """A blob's bytes as git holds them (not through text mode: line ends stay)."""
+    done = subprocess.run(
+        ["git", "cat-file", "blob", sha], cwd=root, capture_output=True, check=False
+    )
+    return done.stdout if done.returncode == 0 else None
+
+
+def _memory_id(data: bytes | None, path: str) -> str | None:
+    """The tool's id a memory file holds (a ULID), else None."""
+    try:
+        memory = parse((data or b"").decode("utf-8"), path)
+    except (UnicodeDecodeError, UnparseableFile):
+        return None
+    return memory.id if memory.id and ids.is_ulid(memory.id) else None
 
 
 def _read(path: Path) -> bytes | None:
