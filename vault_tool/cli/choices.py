@@ -1,8 +1,10 @@
-"""A choice argument that answers a typo with the closest name: `connect gemini` -> gemini-cli."""
+"""Option types that answer a bad value in one clear line: a choice answers a typo with the
+closest name (`connect gemini` -> gemini-cli), a range refuses what is not a finite number."""
 
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,3 +44,13 @@ def project_name(ctx: click.Context, param: click.Parameter, value: str | None) 
     from vault_tool.core.projects import check_project
 
     return None if value is None else check_project(value, f"--{param.name}")
+
+
+class FiniteRange(click.FloatRange):
+    """click.FloatRange that also refuses nan, which compares false with both its ends."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number from {self.min:g} to {self.max:g}", param, ctx)
+        return number

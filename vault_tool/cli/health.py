@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from vault_tool.cli.choices import FiniteRange
 from vault_tool.cli.output import (
     emit,
     open_vault,
@@ -151,7 +152,7 @@ def doctor(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
 @click.option(
     "--ledger-older-than",
     "older_than",
-    type=click.FloatRange(min=0),
+    type=FiniteRange(0, 36500),
     metavar="DAYS",
     help="Also drop search records older than DAYS that no feedback refers to.",
 )

@@ -24,7 +24,13 @@ from vault_tool.storage.config import TOOL_PROFILES, read_config
     show_default=True,
     help="Address to listen on with --http; anything but loopback needs a token.",
 )
-@click.option("--port", default=8765, show_default=True, type=int, help="Port for --http.")
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(1, 65535),
+    help="Port for --http.",
+)
 @click.option(
     "--token",
     envvar="VAULT_TOOL_TOKEN",
@@ -332,9 +338,9 @@ COMMANDS = [serve, connect, skill]
 
 
 def _duration(text: str) -> float:
-    from vault_tool.core.times import parse_duration
+    from vault_tool.storage.config import sync_interval
 
     try:
-        return parse_duration(text)
+        return sync_interval(text)
     except ValueError as problem:
-        raise click.BadParameter(str(problem), param_hint="--sync-every") from None
+        raise click.BadParameter(f"{text!r}: {problem}", param_hint="--sync-every") from None

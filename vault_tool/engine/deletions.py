@@ -149,9 +149,7 @@ def live_or_deleted(index: Index, store: Store, memory_id: str) -> Indexed | Del
         if at_path is not None:
             return at_path
         found = find(store, memory_id)
-        if found is None or (
-            isinstance(missing, VaultBusy) and store.resolve(found.path).exists()
-        ):
+        if found is None or (isinstance(missing, VaultBusy) and store.resolve(found.path).exists()):
             raise
         return found
 

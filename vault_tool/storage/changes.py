@@ -238,7 +238,7 @@ class Placing:
         """Refuse if the target is no longer what the change was planned from."""
         if isinstance(change.expected, Unchecked):
             return
-        if (_holds(target, change.expected) if exists else change.expected is None):
+        if _holds(target, change.expected) if exists else change.expected is None:
             return
         done = "made" if change.expected is None else "saved" if exists else "removed"
         raise self._conflict(change, done)

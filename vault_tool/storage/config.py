@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass
@@ -96,6 +97,40 @@ class Config:
         return Projects(self.default_project or project_name(root.name), self.project_folders)
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The values a numeric setting may take: finite, from low to high (integer: whole)."""
+
+    table: str
+    key: str
+    default: float
+    low: float
+    high: float
+    unit: str
+    integer: bool = False
+
+    def describe(self) -> str:
+        shape = "a whole number" if self.integer else "a number"
+        return f"{shape} from {self.low:g} to {self.high:g} ({self.unit})"
+
+
+# Every numeric setting and its range. Each must be finite: a wait of inf (or 1e10) seconds
+# overflows the clock of every lock and timer that is given it.
+DEBOUNCE_MS = Bounds("watch", "debounce_ms", 300, 0, 60_000, "milliseconds", integer=True)
+LOCK_TIMEOUT = Bounds("write", "lock_timeout_seconds", 30, 1, 3600, "seconds")
+# A sync interval: 0 (never), else from a second to a week.
+SYNC_EVERY_MAX = 7 * 24 * 3600
+SYNC_EVERY_RANGE = "0 (never) or from 1 s to 168 h"
+
+
+class OutOfRange(ValueError):
+    """A numeric setting outside its range (or not finite)."""
+
+    def __init__(self, message: str, default: object) -> None:
+        super().__init__(message)
+        self.default = default
+
+
 # The tool profiles a server may offer (server/tools.py): the default lists two tools.
 TOOL_PROFILES = ("core", "extended")
 
@@ -146,19 +181,65 @@ def read_config(root: Path) -> Config:
         profile = _typed(server, "tools", str, "core")
         if profile not in TOOL_PROFILES:
             raise ValueError(f"[server] tools is {profile!r}, not one of {TOOL_PROFILES}")
+        _typed(data.get("vault", {}), "schema_version", int, SCHEMA_VERSION)  # (doctor: which)
         return Config(
             auto_commit=_typed(watch, "auto_commit", bool, True),
-            debounce_ms=_typed(watch, "debounce_ms", int, 300),
-            lock_timeout_seconds=float(_typed(write, "lock_timeout_seconds", (int, float), 30)),
-            sync_every_seconds=parse_duration(_typed(sync, "every", (str, int, float), "0")),
+            debounce_ms=int(_number(watch, DEBOUNCE_MS)),
+            lock_timeout_seconds=float(_number(write, LOCK_TIMEOUT)),
+            sync_every_seconds=_sync_every(sync),
             semantic=_typed(search, "semantic", bool, False),
             server_tools=str(profile),
             server_project=_project(server, "project", "[server] project"),
             default_project=_project(projects, "default", "[projects] default"),
             project_folders=_folders(projects.get("folders", {})),
         )
+    except OutOfRange as problem:
+        raise VaultUnavailable(
+            f"{CONFIG_PATH}: {problem}",
+            hint=f"set it within that range in {CONFIG_PATH}, or delete the line for the "
+            f"default ({problem.default}); the file is committed, so the fix reaches every "
+            "clone as the value did",
+        ) from None
     except (TypeError, ValueError) as problem:
-        raise VaultUnavailable(f"{CONFIG_PATH}: {problem}", hint="fix the value's type") from None
+        raise VaultUnavailable(
+            f"{CONFIG_PATH}: {problem}",
+            hint=f"fix the value's type in {CONFIG_PATH}; the file is committed, so the fix "
+            "reaches every clone as the value did",
+        ) from None
+
+
+def _number(table: dict, bounds: Bounds) -> float:
+    where = f"[{bounds.table}] {bounds.key}"
+    value = table.get(bounds.key, bounds.default)
+    kinds = int if bounds.integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        shape = "a whole number" if bounds.integer else "a number"
+        raise TypeError(f"{where} is {value!r}, not {shape} ({bounds.describe()})")
+    if not (math.isfinite(value) and bounds.low <= value <= bounds.high):
+        raise OutOfRange(f"{where} is {value!r}: it must be {bounds.describe()}", bounds.default)
+    return value
+
+
+def _sync_every(table: dict) -> float:
+    value = _typed(table, "every", (str, int, float), "0")
+    if isinstance(value, bool):
+        raise TypeError(f"[sync] every is {value!r}, not a duration: {SYNC_EVERY_RANGE}")
+    try:
+        return sync_interval(value)
+    except ValueError as problem:
+        raise OutOfRange(f"[sync] every is {value!r}: {problem}", '"0"') from None
+
+
+def sync_interval(text: str | float) -> float:
+    """Seconds between syncs in a duration (`30s`, `5m`, `1h`, seconds; 0: never), within
+    the range a sync interval may have. ValueError saying the range and the forms."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError:
+        seconds = math.nan  # (fails every comparison below)
+    if seconds != 0 and not 1 <= seconds <= SYNC_EVERY_MAX:
+        raise ValueError(f"it must be {SYNC_EVERY_RANGE}, written 30s, 5m, 1h or in seconds")
+    return seconds
 
 
 def _project(table: dict, name: str, where: str) -> str:
