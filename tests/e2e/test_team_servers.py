@@ -234,3 +234,99 @@ async def test_updates_through_two_servers_and_a_persons_pull_merge_fact_by_fact
         assert set(read["semantic_delta"]["tags"]) == {"on-call", "backup", "pager"}
         assert "this week" in read["content_md"] and "#billing-oncall" in read["content_md"]
         assert memory_problems(b_path) == []
+
+
+async def test_a_storm_with_agents_and_a_person_on_both_clones_loses_nothing(tmp_path: Path):
+    """Two clones, each with a server syncing every second, an agent and a person. The
+    agents create memories with the same titles at the same moments (one path, two ids),
+    write the same work state list, and add facts to a shared memory; the persons write
+    notes by hand with tags in their own case and script. Every sync goes through (none
+    stops on a file the tool wrote), and every memory, fact, tag and list item is there."""
+    _, clones = team(tmp_path, members=2)
+    with Vault.open(clones[0], client="setup") as first:
+        shared = first.remember(
+            memory_args(
+                "Storm ledger",
+                "# Storm ledger\n\nBoth add.\n",
+                [fact("storm", "started", "today")],
+                ["storm"],
+            )
+        )["memory_id"]
+        first.team.sync()
+    with Vault.open(clones[1]) as other:
+        other.team.sync()
+    made: list[str] = []
+    facts_added: list[dict] = []
+    items: list[str] = []
+    hand_tags: dict[Path, list[str]] = {path: [] for path in clones}
+    async with contextlib.AsyncExitStack() as stack:
+        options = ("--sync-every", "1s", "--tools", "extended", "--project", "ops")
+        sessions = [
+            (await stack.enter_async_context(stdio_session(p, options=options)))[0] for p in clones
+        ]
+        started, n = time.monotonic(), 0
+        while time.monotonic() - started < STORM_SECONDS:
+            n += 1
+            for k, (path, session) in enumerate(zip(clones, sessions, strict=True)):
+                title = f"Same title {n}"  # on both clones: one path, two memories
+                done = await session.call_tool(
+                    "remember",
+                    memory_args(
+                        title,
+                        f"# {title}\n\nClone {k} wrote this.\n",
+                        [fact(f"clone {k}", "wrote", f"note {n}")],
+                        ["storm"],
+                    ),
+                )
+                assert not done.is_error, done.structured_content
+                made.append(done.structured_content["memory_id"])
+                facts_added.append(fact(f"clone {k}", f"added_{n}", "ledger"))
+                await _add_fact(session, shared, facts_added[-1])
+                held = await session.call_tool("work_state_read", {"name": "todo"})
+                listed = held.structured_content["items"]
+                items.append(f"item {n} from {k}")
+                written = await session.call_tool(
+                    "work_state_write", {"name": "todo", "items": [*listed, items[-1]]}
+                )
+                assert not written.is_error, written.structured_content
+                # The person: a note of their own, its tags in their case and script.
+                tag = ["Reise", "旅行", "Café", "URGENT"][n % 4] + f"-{n}"
+                hand_tags[path].append(tag)
+                note = path / f"journal-{k}.md"
+                note.write_text(
+                    f"---\ntitle: Journal {k}\ntags: [{', '.join(hand_tags[path])}]\n---\n"
+                    f"# Journal {k}\n\nEntry {n}.\n",
+                    encoding="utf-8",
+                )
+            await anyio.sleep(0.3)
+
+        async def converged() -> bool:
+            heads = {tree(path) for path in clones}
+            remote = git(clones[0], "ls-remote", "origin", "refs/heads/main").split()[0]
+            clean = all(git(path, "status", "--porcelain") == "" for path in clones)
+            return (
+                clean
+                and len(heads) == 1
+                and all(git(path, "rev-parse", "HEAD") == remote for path in clones)
+            )
+
+        await eventually_async(converged, timeout=90, interval=0.5, what="the clones to converge")
+        for session in sessions:
+            for memory_id in made:
+                assert await eventually_async(
+                    functools.partial(_found, session, memory_id), timeout=15
+                )
+            wanted = {(f["subject"], f["predicate"]) for f in facts_added}
+            await eventually_async(
+                functools.partial(_holds_facts, session, shared, wanted), timeout=15
+            )
+            listed = await session.call_tool("work_state_read", {"name": "todo"})
+            assert set(items) <= set(listed.structured_content["items"])
+    for path in clones:
+        assert memory_problems(path) == []
+        for k, other in enumerate(clones):
+            text = (path / f"journal-{k}.md").read_text(encoding="utf-8")
+            assert all(tag in text for tag in hand_tags[other]), (path.name, k)
+    print(f"\nstorm: {len(made)} memories ({len(made) // 2} paths shared), "
+          f"{len(facts_added)} facts, {len(items)} list items, "
+          f"{sum(map(len, hand_tags.values()))} hand tags; 0 lost")  # fmt: skip
