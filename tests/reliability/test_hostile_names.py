@@ -20,6 +20,7 @@ import pytest
 from tests.helpers import create_args, git
 from vault_tool.core import ids
 from vault_tool.core.printable import UNSAFE, escape
+from vault_tool.core.redact import redact_name
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import NotFound, UnparseableFile
 from vault_tool.server import render
@@ -64,10 +65,12 @@ def test_hostile_names_are_refused_reported_and_never_committed(vault_path: Path
         vault.take_in_offline_changes()
         vault.sync_paths(list(HOSTILE_NAMES.values()))
         problems = vault.problems()
+        assert TOKEN not in json.dumps(problems)  # (recorded by its name, the secret redacted)
         for n, (name, relpath) in enumerate(HOSTILE_NAMES.items()):
-            assert relpath in problems, (name, sorted(problems))
-            assert "name" in problems[relpath]["reason"], problems[relpath]
-            assert problems[relpath]["hint"] == "rename the file"
+            recorded = redact_name(relpath)
+            assert recorded in problems, (name, sorted(problems))
+            assert "name" in problems[recorded]["reason"], problems[recorded]
+            assert problems[recorded]["hint"] == "rename the file"
             assert vault.at_path(relpath) is None, name
             assert vault.search({"query": f"Hostile{n}word"})["selected_hits"] == [], name
         # The tool still works beside them, and commits only its own file.

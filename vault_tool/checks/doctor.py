@@ -263,7 +263,7 @@ def _check_index(checkup: Checkup, found: VerifyReport) -> Check:
 def _check_files(by_kind: dict[str, list[Issue]]) -> Check:
     # Markers in a front matter, or not committed (git's work in progress), are never taken in.
     marked = [i for i in by_kind.get("conflict_markers", []) if not i.merged]
-    kinds = ("unparseable", "refused", "committed_secret")
+    kinds = ("unparseable", "refused", "refused_name", "committed_secret")
     bad = [i for kind in kinds for i in by_kind.get(kind, [])] + marked
     if not bad:
         return Check("files", "ok", "every memory file parses")

@@ -22,10 +22,11 @@ from typing import Any
 from vault_tool.checks.checkup import Checkup
 from vault_tool.core import changelog
 from vault_tool.core.changelog import Entry
-from vault_tool.core.ids import is_memory_path, path_id
+from vault_tool.core.ids import is_memory_path, path_id, path_problem
 from vault_tool.core.memory import UTF8_HINT, Memory, parse
 from vault_tool.core.moves import find_moves
 from vault_tool.core.printable import escape
+from vault_tool.core.redact import find_secret_kinds, redact_name
 from vault_tool.errors import UnparseableFile, VaultError
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION
 from vault_tool.search.index import Index
@@ -52,6 +53,8 @@ FIXES = {
     "good version stays searchable meanwhile",
     "refused": "remove the secret from the file; it was never written to git",
     "committed_secret": PURGE_HINT,
+    "refused_name": "rename the file: a memory's name becomes its id and reaches every answer; "
+    "under this one it is neither committed nor indexed",
     "uncommitted": "run `vault-tool commit` (or commit or undo it with git)",
     "deleted_uncommitted": "run `vault-tool commit` to record the deletion, or "
     "`git checkout -- PATH` to bring the file back",
@@ -85,6 +88,11 @@ class Issue:
     # conflict_markers only: in the body of a file committed as it is (a merge committed
     # it so: indexed and flagged), not in git's work in progress nor in the front matter.
     merged: bool = False
+
+    def __post_init__(self) -> None:
+        # As it is printed and recorded: a secret in a file's name never is (redact_name).
+        self.path, self.detail = redact_name(self.path), redact_name(self.detail)
+        self.moved_from = self.moved_from and redact_name(self.moved_from)
 
     @property
     def fix(self) -> str:
@@ -156,8 +164,6 @@ def _documents(index: Index) -> tuple[dict[str, Doc], list[str]]:
 
 def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
     """Compare every file with the index and with git; list every disagreement."""
-    from vault_tool.core.redact import find_secret_kinds
-
     store = checkup.store
     report = VerifyReport(index=checkup.index_state)
     on_disk = sorted(p for p, _ in store.iter_memory_paths())
@@ -196,6 +202,9 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
         if data is None:
             continue  # gone since the walk
         blob = blobs[path] = blob_sha(data)
+        if path not in docs and (named := path_problem(path)):  # (indexed: its name served)
+            report.issues.append(Issue("refused_name", path, named))
+            continue
         if path not in head:
             report.issues.append(Issue("uncommitted", path, "new file, never committed"))
             arrived[path] = data

@@ -193,6 +193,13 @@ def redact_tree(value: Any) -> Any:
     return value
 
 
+def redact_name(name: str) -> str:
+    """A file's name or path as the tool records or prints it: each secret in it replaced by
+    its marker, the rest as it is, so a person can still find the file (a name holding a
+    secret is never taken in, and never written out whole: not to a log, nor a record)."""
+    return redact_text(name, "name")[0]
+
+
 def find_secret_kinds(text: str) -> list[str]:
     """Kinds of secrets present in text, in order of first appearance, each once."""
     return list(dict.fromkeys(kind for _, _, kind in _find_secrets(text)))

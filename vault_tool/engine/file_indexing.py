@@ -116,12 +116,13 @@ class FileIndexer:
         except StillWritten:
             return False
         except UnicodeDecodeError as problem:
-            report.problems[path] = recorded.entry(
+            report.problems[redact.redact_name(path)] = recorded.entry(
                 None, f"not UTF-8 text ({problem.reason})", UTF8_HINT
             )
             return True
-        except UnparseableFile as problem:
-            report.problems[path] = recorded.entry(problem.line, problem.reason, problem.hint)
+        except UnparseableFile as problem:  # (its name too: a secret in it is never written out)
+            entry = recorded.entry(problem.line, problem.reason, problem.hint)
+            report.problems[redact.redact_name(path)] = entry
             return True
         except (OSError, InvalidInput):
             return True  # gone, unreadable or a symlink since the listing: the next look sees it

@@ -15,6 +15,7 @@ import time
 from stat import S_ISREG
 from typing import Any
 
+from vault_tool.core.redact import redact_name
 from vault_tool.engine.file_indexing import FileIndexer, Progress, SyncReport
 from vault_tool.engine.hand_edits import (
     CHANGING,
@@ -205,8 +206,9 @@ class Intake:
             for path in sorted(set(paths)):
                 checked = self.hand_edits.check(path, known[path])
                 if isinstance(checked, Kept):
-                    report.problems[path] = problems[path] = checked.entry
-                    report.kept[path] = PROBLEM if checked.kind == CHANGING else checked.kind
+                    named = redact_name(path)  # (a secret in a name is never written out)
+                    report.problems[named] = problems[named] = checked.entry
+                    report.kept[named] = PROBLEM if checked.kind == CHANGING else checked.kind
                     if checked.kind == CHANGING:
                         report.changing.append(path)
                 elif checked is not None:
@@ -214,6 +216,7 @@ class Intake:
                 elif not _flags(problems.get(path), known[path]):
                     # Gone, or put back as indexed and committed: its problem is gone too.
                     problems.pop(path, None)
+                    problems.pop(redact_name(path), None)
             partners_changing = self.hand_edits.add_move_partners(ready, known) if commit else []
             if (report.changing or partners_changing) and not last_try:
                 return None

@@ -20,7 +20,7 @@ from vault_tool.core import calls, stages
 from vault_tool.core.access import Access
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 from vault_tool.server import tools
-from vault_tool.server.shared_log import SharedRotatingFileHandler
+from vault_tool.server.shared_log import RedactingFormatter, SharedRotatingFileHandler
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def configure_logging(root: Path) -> None:
     """Send every log record of this process to server.log, and nothing to stderr."""
     handler = SharedRotatingFileHandler(run_dir(root) / "server.log", LOG_BYTES, LOG_BACKUPS)
     handler.setFormatter(
-        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+        RedactingFormatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
     )
     top = logging.getLogger()
     for old in list(top.handlers):

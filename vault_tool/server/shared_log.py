@@ -7,7 +7,8 @@ over (overwriting the backups), and one renames a file another has just renamed 
 (FileNotFoundError, printed to stderr mid-call). Here the size is the file's own, a
 rotation happens under an flock of the log's folder and only if the file is still over
 the limit once the lock is held, and a process whose file was rotated or removed under it
-(`git clean -xfd`) follows the new one.
+(`git clean -xfd`) follows the new one. Both files are private to their owner (0600), and
+server.log's lines have their secrets redacted (RedactingFormatter).
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ class SharedRotatingFileHandler(logging.handlers.RotatingFileHandler):
     def _open(self) -> Any:
         # (`git clean -xfd` removes .vault/run with the log in it: logging goes on in a new one)
         os.makedirs(os.path.dirname(self.baseFilename), exist_ok=True)
-        return super()._open()
+        # Private to its owner (0600), as the ledger is: a log names the person's files.
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)
 
     @contextlib.contextmanager
     def _rotation_lock(self) -> Iterator[None]:
@@ -72,3 +75,14 @@ class SharedRotatingFileHandler(logging.handlers.RotatingFileHandler):
             yield
         finally:
             os.close(folder)  # (closing the descriptor lets go of the flock)
+
+
+class RedactingFormatter(logging.Formatter):
+    """A log line with every secret in it redacted (core/redact.py): what is kept out of git
+    is kept out of the log too, whichever name or message carries it (a file's name, an
+    error quoting one)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from vault_tool.core.redact import redact_text
+
+        return redact_text(super().format(record), "log")[0]

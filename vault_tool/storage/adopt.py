@@ -42,7 +42,7 @@ def existing_files(root: Path) -> Found:
             continue
         why = ids.path_problem(rel) or _why_held_back(root / rel)
         if why:
-            found.held_back[rel] = why
+            found.held_back[redact.redact_name(rel)] = why  # (a name may hold the secret)
         else:
             found.notes.append(rel)
     found.notes.sort()

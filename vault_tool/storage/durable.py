@@ -177,8 +177,9 @@ def remove(path: Path) -> None:
         os_unlink(path)
 
 
-def replace_text(path: Path, text: str) -> None:
-    """Replace a small machine-local file (a record, a heartbeat) so no reader sees half of it.
+def replace_text(path: Path, text: str, *, private: bool = False) -> None:
+    """Replace a small machine-local file (a record, a heartbeat) so no reader sees half of it;
+    private: readable and writable by its owner alone (0600), as the logs and the ledger are.
 
     Not fsynced: these files are caches and notes the next start rebuilds, not memories.
     Their folder is machine state a person may remove at any moment (`git clean -xfd`):
@@ -187,7 +188,13 @@ def replace_text(path: Path, text: str) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
 
     def write() -> None:
-        tmp.write_text(text, encoding="utf-8")
+        if private:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(fd, 0o600)  # (a temp file a killed write left keeps its mode otherwise)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+        else:
+            tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
 
     in_remade_folder(path.parent, write)

@@ -2,7 +2,9 @@
 
 Intake writes it (a file that does not parse, is not UTF-8, holds a secret, or is not a
 regular file); doctor and verify read it. path -> {line, reason, hint}, the hint being the
-fix the error itself gave. Machine-local, never committed: the files are the truth.
+fix the error itself gave, a secret in a path redacted (core/redact.py's redact_name: a
+name holding one is never taken in, nor written out whole). Machine-local, never
+committed, mode 0600: the files are the truth.
 
 A flag is the one entry about a file that IS indexed as it is: a memory a merge committed
 with conflict markers in its body. It names the blob it is about, so it stops applying the
@@ -63,5 +65,7 @@ def load(run_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def save(run_dir: Path, problems: dict[str, dict[str, Any]]) -> None:
-    """Replace the record atomically, so a reader never sees half of it."""
-    replace_text(run_dir / FILE_NAME, json.dumps(problems, indent=1, sort_keys=True))
+    """Replace the record atomically, so a reader never sees half of it; private to its owner
+    (it names the person's files and what is wrong with them)."""
+    text = json.dumps(problems, indent=1, sort_keys=True)
+    replace_text(run_dir / FILE_NAME, text, private=True)
