@@ -42,7 +42,10 @@ def _blog_and_shop(vault_path: Path) -> dict[str, Any]:
     with Vault.open(vault_path) as vault:
         blog = vault.remember(_in("blog", BLOG_TITLE, BLOG_BODY, key="blog-owner"))
         shop = vault.remember(_in("shop", SHOP_TITLE, f"Payments first; see [[{BLOG_TITLE}]]."))
-        linking = vault.remember(_in("blog", "Blog deploys", f"Unlike [[{SHOP_TITLE}]]."))
+        replacing = [shop["memory_id"]]  # (a blog memory that replaces the shop one)
+        linking = vault.remember(
+            _in("blog", "Blog deploys", f"Unlike [[{SHOP_TITLE}]].", supersedes=replacing)
+        )
         vault.rules.add("Ask Ana first", evidence=[blog["memory_id"]], client="pytest")
     return {"blog": blog, "shop": shop, "linking": linking}
 
@@ -73,7 +76,9 @@ async def test_a_project_token_reads_no_other_projects_ids_titles_or_paths(
                 _item(BLOG_TITLE, "Ana, since May."),
             ]})  # fmt: skip
             rules = await call(session, "list_rules", {})
-    for answer in (read, read_many, repeated, similar, batch, rules):
+            found = await call(session, "search", {"query": SHOP_TITLE})
+            context = await call(session, "session_context", {})
+    for answer in (read, read_many, repeated, similar, batch, rules, found, context):
         assert not answer.is_error, answer.structured_content
         assert _names(answer, blog, linking) == [], answer.structured_content
     # The link stays as the memory's own words; it resolves to nothing the token may reach.
@@ -88,6 +93,9 @@ async def test_a_project_token_reads_no_other_projects_ids_titles_or_paths(
         repeated.structured_content["memory_id"]
     ]
     assert [r["evidence_memory_ids"] for r in rules.structured_content["rules"]] == [[]]
+    hits = found.structured_content["selected_hits"]
+    assert shop["memory_id"] in [h["memory_id"] for h in hits]
+    assert all("superseded_by" not in h for h in hits)  # (its replacement is the blog's)
 
 
 async def test_a_project_token_may_not_supersede_or_take_the_key_of_another_projects_memory(
