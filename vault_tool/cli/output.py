@@ -156,13 +156,15 @@ class Moment(click.ParamType):
         self.commits = commits
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from vault_tool.core.times import MOMENT_FORMS, parse_moment
+        from vault_tool.core.times import CALENDAR, MOMENT_FORMS, OutOfCalendar, parse_moment
 
         text = str(value)
         if self.commits and _COMMIT.match(text.strip()):
             return text.strip()
         try:
             return parse_moment(text)
+        except OutOfCalendar:
+            self.fail(f"'{shown(text)}' is out of range: {CALENDAR}", param, ctx)
         except ValueError:
             also = ", or a commit sha from `vault-tool log`" if self.commits else ""
             self.fail(f"'{shown(text)}' is not a date: use {MOMENT_FORMS}{also}", param, ctx)

@@ -15,7 +15,7 @@ from typing import Any
 
 from vault_tool.core import ids, redact, schema, stages
 from vault_tool.core.memory import first_h1
-from vault_tool.core.times import parse_time
+from vault_tool.core.times import OutOfCalendar, format_time, parse_time
 from vault_tool.errors import InvalidInput
 
 _MODE_FIELDS = {
@@ -160,7 +160,7 @@ def _expiring(
         )
         return content, delta, prefix
     at = datetime.now(UTC) + timedelta(seconds=ttl)
-    return content, {**delta, "expires_at": at.strftime("%Y-%m-%dT%H:%M:%SZ")}, prefix
+    return content, {**delta, "expires_at": format_time(at)}, prefix
 
 
 def collect(found: list[schema.Problem], check: Callable[..., Any], *args: Any) -> Any:
@@ -326,6 +326,10 @@ def _date_problems(fact: dict[str, Any], where: str) -> list[schema.Problem]:
 def _parse(value: str, where: str) -> Any:
     try:
         return parse_time(value)
+    except OutOfCalendar as problem:
+        raise InvalidInput(
+            f"{where}: {problem}", hint="give a time within that range", field=where
+        ) from None
     except ValueError:
         raise InvalidInput(
             f"{where}: {value!r} is not a real date",

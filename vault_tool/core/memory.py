@@ -9,7 +9,7 @@ from functools import cache
 from typing import Any
 
 from vault_tool.core import hand_made, schema
-from vault_tool.core.times import normalize_timestamp
+from vault_tool.core.times import CALENDAR, normalize_timestamp, parse_time
 from vault_tool.core.yaml_safe import dump_yaml, load_yaml
 from vault_tool.errors import InvalidInput, UnparseableFile
 
@@ -37,6 +37,7 @@ _NOT_CLOSED_HINT = "end the front matter with a line '---' before the # heading"
 UTF8_HINT = "save the file as UTF-8 text"
 _EMPTY_HINT = "write the note, or delete the file if it should go"
 _TOO_LARGE_HINT = "split it into smaller memories (at most 1 MB each)"
+_TIME_HINT = f"write a real date or time (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ): {CALENDAR}"
 
 
 @dataclass(frozen=True)
@@ -261,6 +262,7 @@ def parse(text: str, path: str, *, strict: bool = False) -> Memory:
         schema.validate(meta, "memory.schema.json")
     except InvalidInput as problem:
         raise _unparseable(problem, path, raw) from None
+    _check_times(meta, kept, path, raw, strict)
     _require_h1(body, path, raw.count("\n") + 2, strict)
     memory = Memory.from_mapping(
         meta,
@@ -271,6 +273,30 @@ def parse(text: str, path: str, *, strict: bool = False) -> Memory:
     )
     # A person's own values of our keys stay in the file as written (see hand_made.py).
     return replace(memory, extra={**memory.extra, **kept}) if kept else memory
+
+
+def _check_times(
+    meta: dict[str, Any], kept: dict[str, Any], path: str, raw: str, strict: bool
+) -> None:
+    """The schema holds a time's shape; each must also be a real time in the calendar
+    (2026-02-30 has the shape, and so has year 1 with a +14:00 offset). A person's own
+    created or updated that is not one is kept as written, as any value not in our shape."""
+    for key in ("created", "updated", "expires_at"):
+        value = meta.get(key)
+        if value is None:
+            continue
+        try:
+            parse_time(str(value))
+        except ValueError:
+            if key != "expires_at" and not strict:
+                kept[key] = meta.pop(key)
+                continue
+            raise UnparseableFile(
+                path,
+                _line_of_key(raw, key),
+                f"{key}: {value!r} is not a time of the calendar",
+                _TIME_HINT,
+            ) from None
 
 
 def _unparseable(problem: InvalidInput, path: str, raw: str) -> UnparseableFile:

@@ -13,7 +13,7 @@ from typing import Any
 from vault_tool.core import ids, schema, stages
 from vault_tool.core.calls import collect
 from vault_tool.core.projects import Projects, Scope, check_project
-from vault_tool.core.times import MOMENT_FORMS, parse_moment
+from vault_tool.core.times import MOMENT_FORMS, OutOfCalendar, parse_moment
 from vault_tool.errors import InvalidInput
 
 # The three ways a search names what it wants; a call sends exactly one.
@@ -135,6 +135,12 @@ def _checked_time(value: Any, field_name: str) -> str | None:
         return None  # absent; or not a string, which the schema reports
     try:
         return parse_moment(value)
+    except OutOfCalendar as problem:
+        raise InvalidInput(
+            f"{field_name}: {problem}",
+            hint="give a moment within that range, or leave the field out",
+            field=field_name,
+        ) from None
     except ValueError:
         raise InvalidInput(
             f"{field_name}: {value!r} is not a real date",

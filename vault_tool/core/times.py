@@ -24,24 +24,53 @@ _AGE = re.compile(r"^(\d{1,5})([dwm])\Z")
 _DATE = re.compile(r"\b(\d{4}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)\b")
 
 
+# What every time is checked against where it is read: one an offset carries past either
+# end (0001-01-01T00:00-14:00 is fine, +14:00 is year 0) has no UTC time to compare or write.
+CALENDAR = "times run from 0001-01-01 to 9999-12-31 in UTC"
+
+
+class OutOfCalendar(ValueError):
+    """A real date and time that is out of the calendar once in UTC."""
+
+
 def utc_now() -> str:
     """Now, as the tool writes times: YYYY-MM-DDTHH:MM:SSZ."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(datetime.now(UTC))
+
+
+def format_time(moment: datetime) -> str:
+    """A time as the tool writes it: YYYY-MM-DDTHH:MM:SSZ in UTC, the year in four digits
+    (strftime's %Y writes year 999 as "999", which no reader of the schema's dates takes)."""
+    utc = moment.astimezone(UTC) if moment.tzinfo else moment
+    return utc.replace(tzinfo=None, microsecond=0).isoformat() + "Z"
+
+
+def stamp_time(seconds: float) -> str:
+    """A file's time stamp (seconds since the epoch) as the tool writes times. A stamp past
+    the calendar (file systems keep 64-bit times) is held at the calendar's end."""
+    try:
+        return format_time(datetime.fromtimestamp(seconds, UTC))
+    except (ValueError, OverflowError, OSError):
+        return "0001-01-01T00:00:00Z" if seconds < 0 else "9999-12-31T23:59:59Z"
 
 
 def parse_time(value: str) -> datetime:
-    """A date or ISO time from a file or a call -> aware UTC datetime. Raises ValueError."""
+    """A date or ISO time from a file or a call -> aware UTC datetime. Raises ValueError,
+    also for a time an offset carries out of the calendar (CALENDAR)."""
     text = value.strip().replace(" ", "T", 1)
     if len(text) == 10:
         parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
     else:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    try:
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except OverflowError:
+        raise OutOfCalendar(f"{value!r} is out of range: {CALENDAR}") from None
 
 
 def normalize_timestamp(value: str) -> str:
     """A date or ISO time -> YYYY-MM-DDTHH:MM:SSZ."""
-    return parse_time(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(parse_time(value))
 
 
 def end_of(value: str) -> datetime:
@@ -94,6 +123,8 @@ def parse_moment(text: str, today: date | None = None) -> str:
             if unit == "m":
                 return _months_before(today, count).isoformat()
             return (today - timedelta(days=count * (7 if unit == "w" else 1))).isoformat()
+    except OutOfCalendar:
+        raise
     except (ValueError, OverflowError):
         pass
     raise ValueError(f"{text!r} is not a date: use {MOMENT_FORMS}")

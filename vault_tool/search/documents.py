@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from vault_tool.core import ids, projects
 from vault_tool.core.links import aliases_of
 from vault_tool.core.memory import Memory, fingerprint
 from vault_tool.core.text import normalize_name, shared_analyzer, text_analyzer
-from vault_tool.core.times import parse_time
+from vault_tool.core.times import parse_time, stamp_time
 from vault_tool.search import links
 
 # Bump when the fields, the analyzers or what is indexed change: an older index is then
@@ -137,7 +136,7 @@ def document_for(
     """
     memory_id = memory.id or ids.path_id(path)
     # A hand-made file without dates is dated by its modification time.
-    modified = datetime.fromtimestamp(mtime_ns / 1e9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    modified = stamp_time(mtime_ns / 1e9)
     updated = memory.updated or memory.created or modified
     created = memory.created or updated
     record = {
@@ -164,7 +163,7 @@ def document_for(
         "entity_keys": ",".join(f"{normalize_name(e.n)}|{e.kind}" for e in memory.entities),
         "supersedes": ",".join(memory.supersedes),
         "updated_ts": _epoch(updated),
-        "expires_ts": _epoch(memory.expires_at) if memory.expires_at else 0,
+        "expires_ts": _expiry(memory.expires_at),
         "pinned": memory.pinned,
         "version_id": version_id,
         "blob": blob,
@@ -223,6 +222,11 @@ def _all_tags(memory: Memory) -> list[str]:
     """Front matter tags, then the body's `#tags`: searchable alike; only the first are ever
     written back into a file."""
     return list(dict.fromkeys(memory.tags + memory.inline_tags))
+
+
+def _expiry(value: str | None) -> int:
+    """expires_ts: 0 means none, so an expiry at the epoch's very second is one before it."""
+    return (_epoch(value) or -1) if value else 0
 
 
 def _epoch(value: str | None) -> int:

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from vault_tool.errors import NotFound, VaultBusy
 from vault_tool.search.documents import Indexed
+from vault_tool.search.stored import expiring_query
 
 T = TypeVar("T")
 
@@ -59,9 +60,7 @@ class Lookups:
 
     def expired_by(self, moment: int) -> list[Indexed]:
         """Every memory whose expires_at (epoch seconds) is at or before moment."""
-        from whoosh import query as q
-
-        due = q.NumericRange("expires_ts", 1, moment)
+        due = expiring_query(moment)
         stored = self.read(lambda s: [s.stored_fields(d) for d in s.docs_for_query(due)])
         return [Indexed.from_stored(f) for f in stored]
 

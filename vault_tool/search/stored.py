@@ -115,13 +115,21 @@ def hidden_parts(searcher: Any) -> tuple[set[int], list[tuple[int, int]]]:
     return per_reader(searcher.reader(), "hidden", read)
 
 
+def expiring_query(until: int | None = None) -> Any:
+    """The query for memories that expire at or before until (None: ever). expires_ts is
+    0 for none, so a time before 1970 (negative) is looked for as well as one after."""
+    from whoosh import query as q
+
+    return q.Or([q.NumericRange("expires_ts", None, -1), q.NumericRange("expires_ts", 1, until)])
+
+
 def _hidden_in(searcher: Any) -> tuple[list[int], list[tuple[int, int]]]:
     from whoosh import query as q
 
     dismissed = list(searcher.docs_for_query(q.Term("status", "dismissed")))
     expiring = [
         (docnum, searcher.stored_fields(docnum)["expires_ts"])
-        for docnum in searcher.docs_for_query(q.NumericRange("expires_ts", 1, None))
+        for docnum in searcher.docs_for_query(expiring_query())
     ]
     return dismissed, expiring
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from vault_tool.core import hand_made, ids, schema
 from vault_tool.core.links import extract as extract_links
 from vault_tool.core.links import prose
 from vault_tool.core.memory import KEY_ORDER, MAX_FILE_BYTES, Memory
+from vault_tool.core.times import stamp_time
 from vault_tool.core.yaml_safe import load_yaml
 from vault_tool.errors import InvalidInput, UnparseableFile
 from vault_tool.ops.importers.items import (
@@ -252,7 +252,7 @@ def _texts(files: list[tuple[str, Path]], source: Source) -> Iterator[tuple[str,
         except UnicodeDecodeError:
             source.skipped.append(Skipped(label, "is not UTF-8 text"))
             continue
-        mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        mtime = stamp_time(path.stat().st_mtime)
         yield label, text.replace("\r\n", "\n"), mtime
 
 
