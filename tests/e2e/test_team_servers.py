@@ -76,6 +76,23 @@ async def _add_fact(session, memory_id: str, new_fact: dict) -> None:
     raise AssertionError(f"could not add {new_fact} to {memory_id}: {last}")
 
 
+async def _append_item(session, item: str) -> None:
+    """Add an item to the work state list as an agent should: read, write with the read's
+    version; read again when a sync's merge changed the list meanwhile."""
+    for _ in range(20):
+        held = (await session.call_tool("work_state_read", {"name": "todo"})).structured_content
+        args = {"name": "todo", "items": [*held["items"], item]}
+        if held["exists"]:
+            args["expected_version_id"] = held["version_id"]
+        done = await session.call_tool("work_state_write", args)
+        if not done.is_error:
+            return
+        code = done.structured_content["error"]["code"]
+        assert code in ("version_conflict", "vault_busy"), done.structured_content
+        await anyio.sleep(0.2)
+    raise AssertionError(f"could not add {item}: {done.structured_content}")
+
+
 async def _holds_facts(session, memory_id: str, wanted: set[tuple[str, str]]) -> bool:
     read = await _found(session, memory_id)
     held = (
@@ -282,13 +299,8 @@ async def test_a_storm_with_agents_and_a_person_on_both_clones_loses_nothing(tmp
                 made.append(done.structured_content["memory_id"])
                 facts_added.append(fact(f"clone {k}", f"added_{n}", "ledger"))
                 await _add_fact(session, shared, facts_added[-1])
-                held = await session.call_tool("work_state_read", {"name": "todo"})
-                listed = held.structured_content["items"]
                 items.append(f"item {n} from {k}")
-                written = await session.call_tool(
-                    "work_state_write", {"name": "todo", "items": [*listed, items[-1]]}
-                )
-                assert not written.is_error, written.structured_content
+                await _append_item(session, items[-1])
                 # The person: a note of their own, its tags in their case and script.
                 tag = ["Reise", "旅行", "Café", "URGENT"][n % 4] + f"-{n}"
                 hand_tags[path].append(tag)

@@ -85,3 +85,21 @@ def test_two_clones_creating_one_title_in_one_month_keep_both_memories(tmp_path:
             found = b.read(made[owner]["memory_id"])
             assert f"{owner} deploys staging" in found["content_md"], owner
     assert git(a_path, "status", "--porcelain") == ""
+
+
+def test_a_work_state_write_from_a_stale_read_is_refused_and_loses_nothing(vault: Vault):
+    from vault_tool.errors import VersionConflict
+
+    vault.work_state.write("todo", ["ship docs"], "ops", client="agent")
+    read = vault.work_state.read("todo", "ops")
+    vault.work_state.write("todo", ["ship docs", "fix CI"], "ops", client="other")
+    try:
+        vault.work_state.write(
+            "todo", ["ship docs", "tag"], "ops", client="agent",
+            expected_version_id=read["version_id"],
+        )  # fmt: skip
+    except VersionConflict as refused:
+        assert refused.current_version_id == vault.head()
+    else:
+        raise AssertionError("a write from a stale read replaced the list")
+    assert vault.work_state.read("todo", "ops")["items"] == ["ship docs", "fix CI"]

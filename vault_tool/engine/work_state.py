@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vault_tool.core import changelog, redact
+from vault_tool.core import changelog, ids, redact
 from vault_tool.core.ids import STATE_FOLDER
 from vault_tool.core.projects import check_project
 from vault_tool.core.times import utc_now
@@ -52,9 +52,21 @@ class WorkState:
         }
 
     def write(
-        self, name: str, items: Any, project: str | None = None, *, client: str
+        self,
+        name: str,
+        items: Any,
+        project: str | None = None,
+        *,
+        client: str,
+        expected_version_id: str | None = None,
     ) -> dict[str, Any]:
-        """Replace a list with items (strings, numbers, booleans, flat objects): one commit."""
+        """Replace a list with items (strings, numbers, booleans, flat objects): one commit.
+
+        With expected_version_id (the version a read gave), a list changed since (by a
+        sync's merge, another agent, a person) is not replaced: VersionConflict, nothing
+        lost."""
+        if expected_version_id is not None:
+            ids.check_version_id(expected_version_id)
         project, path = self._where(name, project)
         _check_items(items)
         cleaned, found = _redacted(items)
@@ -78,9 +90,18 @@ class WorkState:
                     hint=f"commit or discard the edit (git commit / git restore {path}), "
                     "then write again",
                 )
+            current = self._store.last_commit(path) if old is not None else None
+            if expected_version_id is not None and expected_version_id != current:
+                raise VersionConflict(
+                    f"{path} changed since version {expected_version_id[:10]} was read; "
+                    "nothing was written",
+                    current_version_id=current or self._store.head_sha(),
+                    hint="read the list again (work_state_read), apply the change to what it "
+                    "holds now, and write with the new version_id",
+                )
             held = (_parsed(old, path).get("items") or []) if old is not None else None
             if held == cleaned:  # (a repeat: the list already holds these items, no commit)
-                sha, status = self._store.last_commit(path) or self._store.head_sha(), "unchanged"
+                sha, status = current or self._store.head_sha(), "unchanged"
             else:
                 what = f"{project}/{name} ({len(cleaned)} item{'' if len(cleaned) == 1 else 's'})"
                 subject = changelog.subject("work_state", what=what)

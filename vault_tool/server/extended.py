@@ -135,7 +135,13 @@ def _state_read(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]
 
 
 def _state_write(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
-    return vault.work_state.write(args["name"], args["items"], args.get("project"), client=client)
+    return vault.work_state.write(
+        args["name"],
+        args["items"],
+        args.get("project"),
+        client=client,
+        expected_version_id=args.get("expected_version_id"),
+    )
 
 
 def _status(status: str, done: str) -> Callable[[Any, dict[str, Any], str], dict[str, Any]]:
@@ -264,7 +270,8 @@ EXTRAS = (
         STATE_WRITE,
         "Write work state",
         "Save a named list for a project (one commit). It replaces the whole list: read "
-        "it, change it, send all of its items.",
+        "it, change it, send all of its items, with the read's version_id as "
+        "expected_version_id so that a change made meanwhile is not lost.",
         REPLACING,
         True,
         _state_write,

@@ -53,7 +53,8 @@ def state_text(result: dict[str, Any]) -> str:
     boundary = secrets.token_hex(4)
     return "\n".join(
         [
-            f"List {where}: {len(result['items'])} items, updated {escape(result['updated'])}. "
+            f"List {where}: {len(result['items'])} items, updated {escape(result['updated'])}, "
+            f"version_id {result['version_id']} (send it as expected_version_id to write it). "
             f"{DATA_NOTICE}",
             f"<<< BEGIN list {boundary} >>>",
             json.dumps(result["items"], ensure_ascii=False, indent=1),
