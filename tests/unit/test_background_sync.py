@@ -20,11 +20,25 @@ from vault_tool.storage import sync_requests
 
 
 class Team:
-    """What BackgroundSync asks of vault.team: sync(), answering from a script."""
+    """What BackgroundSync asks of vault.team: sync(), answering from a script, and the
+    requests of the processes, in a real run folder (engine/syncing.py's, over its store)."""
 
-    def __init__(self, *answers: object) -> None:
+    def __init__(self, *answers: object, run_dir: Path = Path("/nonexistent")) -> None:
         self.answers = list(answers)
         self.calls = 0
+        self.run_dir = run_dir
+
+    def ask_to_sync(self, seconds: float) -> None:
+        sync_requests.ask(self.run_dir, seconds)
+
+    def asking_to_sync(self) -> bool:
+        return sync_requests.asking(self.run_dir)
+
+    def stop_asking_to_sync(self) -> None:
+        sync_requests.withdraw(self.run_dir)
+
+    def asked_period(self) -> float:
+        return sync_requests.shortest(self.run_dir)
 
     def sync(self) -> SyncOutcome:
         self.calls += 1
@@ -42,9 +56,7 @@ class Clock:
         return self.now
 
 
-def _syncer(
-    team: Team, leading: bool = True, every: float = 60, run_dir: Path | None = None
-) -> tuple[BackgroundSync, Clock]:
+def _syncer(team: Team, leading: bool = True, every: float = 60) -> tuple[BackgroundSync, Clock]:
     """A background sync over a scripted team, on an injected clock, its first look made
     (when it leads, the moment its period counts from)."""
     flag = threading.Event()
@@ -52,9 +64,7 @@ def _syncer(
         flag.set()
     clock = Clock()
     vault = SimpleNamespace(team=team)
-    syncer = BackgroundSync(
-        vault, flag, every=every, run_dir=run_dir or Path("/nonexistent"), clock=clock
-    )
+    syncer = BackgroundSync(vault, flag, every=every, clock=clock)
     syncer.tick()
     return syncer, clock
 
@@ -70,26 +80,26 @@ def _outcome(status: str) -> SyncOutcome:
 
 
 def test_a_process_that_does_not_lead_never_syncs(tmp_path: Path):
-    team = Team()
-    syncer, clock = _syncer(team, leading=False, run_dir=tmp_path)
+    team = Team(run_dir=tmp_path)
+    syncer, clock = _syncer(team, leading=False)
     _ticks(syncer, clock, 3)
     assert team.calls == 0
 
 
 def test_the_leader_syncs_once_a_period_has_passed(tmp_path: Path):
-    team = Team(*(_outcome("synced") for _ in range(2)))
-    syncer, clock = _syncer(team, every=60, run_dir=tmp_path)
+    team = Team(*(_outcome("synced") for _ in range(2)), run_dir=tmp_path)
+    syncer, clock = _syncer(team, every=60)
     _ticks(syncer, clock, 4, step=30)
     assert team.calls == 2
 
 
 def test_the_leader_syncs_as_often_as_another_process_asked(tmp_path: Path):
-    team = Team(*(_outcome("up to date") for _ in range(3)))
+    team = Team(*(_outcome("up to date") for _ in range(3)), run_dir=tmp_path)
     # Another process (a server given --sync-every 10s) stands by: it records its request.
-    asking, _ = _syncer(Team(), leading=False, every=10, run_dir=tmp_path)
+    asking, _ = _syncer(Team(run_dir=tmp_path), leading=False, every=10)
     asking.start()
     try:
-        leader, clock = _syncer(team, every=0, run_dir=tmp_path)  # (`vault-tool watch`)
+        leader, clock = _syncer(team, every=0)  # (`vault-tool watch`)
         assert leader.period() == 10
         _ticks(leader, clock, 3, step=10)
         assert team.calls == 3
@@ -106,7 +116,7 @@ def test_a_request_a_killed_process_left_is_not_counted(tmp_path: Path):
     folder = tmp_path / sync_requests.FOLDER
     folder.mkdir()
     (folder / str(gone.pid)).write_text(json.dumps({"pid": gone.pid, "every": 5, "started": 1}))
-    leader, _ = _syncer(Team(), every=0, run_dir=tmp_path)
+    leader, _ = _syncer(Team(run_dir=tmp_path), every=0)
     assert leader.period() == 0
     assert list(folder.iterdir()) == []
 

@@ -20,6 +20,7 @@ from typing import Any
 from vault_tool.core import changelog
 from vault_tool.engine.intake import Intake
 from vault_tool.errors import InvalidInput, VaultBusy
+from vault_tool.storage import sync_requests
 from vault_tool.storage.remote import Remote, Unreachable
 from vault_tool.storage.store import Store
 
@@ -82,6 +83,21 @@ class Team:
     def add_remote(self, name: str, url: str) -> None:
         """Add a remote (InvalidInput for a name that is not plain or is taken)."""
         Remote(self._store.root, name).add(url)
+
+    # How often this process asks for syncs; the leader syncs as often as any live process
+    # asked (storage/sync_requests.py, server/background_sync.py).
+    def ask_to_sync(self, seconds: float) -> None:
+        sync_requests.ask(self._store.run_dir, seconds)
+
+    def asking_to_sync(self) -> bool:
+        return sync_requests.asking(self._store.run_dir)
+
+    def stop_asking_to_sync(self) -> None:
+        sync_requests.withdraw(self._store.run_dir)
+
+    def asked_period(self) -> float:
+        """The shortest period a live process asked for (0.0: none asked)."""
+        return sync_requests.shortest(self._store.run_dir)
 
     def sync(
         self,

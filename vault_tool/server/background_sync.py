@@ -4,7 +4,7 @@ One process per vault leads (watcher.py); if every server synced, three servers 
 clone would fetch and push three times as often, and their merges would queue on the
 write lock. Yet the setting is given to one process (`serve --sync-every`), and another
 may lead (a second server, `vault-tool watch`): so every long-lived process runs one of
-these, records its setting (storage/sync_requests.py), and the one that leads syncs as
+these, records its setting (vault.team: storage/sync_requests.py), and the one that leads syncs as
 often as the most eager live process asked, its own setting included. When the leader
 changes, the new one takes the requests over; when the process that asked stops, its
 request goes with it.
@@ -20,12 +20,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from vault_tool.core.printable import escape
 from vault_tool.errors import InvalidInput, VaultError
-from vault_tool.storage import sync_requests
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +40,12 @@ class BackgroundSync:
         leading: threading.Event,
         every: float,
         *,
-        run_dir: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """every: this process's own setting in seconds (0: it asks for none)."""
         self.vault = vault
         self.every = every
         self._leading = leading
-        self._run_dir = run_dir if run_dir is not None else vault.places.run
         self._clock = clock
         self._since: float | None = None  # the last sync, or when this process began leading
         self._stop = threading.Event()
@@ -58,7 +54,7 @@ class BackgroundSync:
 
     def start(self) -> BackgroundSync:
         if self.every > 0:
-            sync_requests.ask(self._run_dir, self.every)
+            self.vault.team.ask_to_sync(self.every)
         self._thread.start()
         return self
 
@@ -67,11 +63,11 @@ class BackgroundSync:
         if self._thread.is_alive():
             self._thread.join(timeout)
         if self.every > 0:
-            sync_requests.withdraw(self._run_dir)
+            self.vault.team.stop_asking_to_sync()
 
     def period(self) -> float:
         """How often the leader syncs now: the shortest period asked (0.0: nobody asked)."""
-        asked = [s for s in (self.every, sync_requests.shortest(self._run_dir)) if s > 0]
+        asked = [s for s in (self.every, self.vault.team.asked_period()) if s > 0]
         return min(asked, default=0.0)
 
     def _run(self) -> None:
@@ -89,8 +85,8 @@ class BackgroundSync:
             return
         if not self._leading.is_set():
             self._since = None
-            if self.every > 0 and not sync_requests.asking(self._run_dir):
-                sync_requests.ask(self._run_dir, self.every)  # (`git clean -xfd` removed it)
+            if self.every > 0 and not self.vault.team.asking_to_sync():
+                self.vault.team.ask_to_sync(self.every)  # (`git clean -xfd` removed it)
             return
         now = self._clock()
         if self._since is None:
