@@ -67,7 +67,7 @@ def test_a_merge_keeps_every_tag_as_a_side_wrote_it_non_ascii_and_case_included(
 
 def test_a_file_named_like_an_option_is_merged_by_the_driver_not_read_as_help(tmp_path: Path):
     rel = "-how-we-deploy.md"
-    a_path, b_path = _both_edit_and_sync(
+    _, b_path = _both_edit_and_sync(
         tmp_path,
         rel,
         lambda text: text.replace("[Travel, 日本]", "[Travel, 日本, urgent]"),

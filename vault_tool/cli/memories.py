@@ -15,6 +15,7 @@ from vault_tool.cli.output import (
     shown_in_markup,
     vault_options,
 )
+from vault_tool.core.printable import command
 from vault_tool.core.times import parse_time
 
 
@@ -148,7 +149,7 @@ def _deleted_line(entry: dict[str, Any]) -> str:
     who = entry["client"] or entry["author"]
     return (
         f"deleted {when} by {who} in {entry['deleted_in'][:10]}; "
-        f"`vault-tool restore {entry['memory_id']}` brings it back"
+        f"`{command('restore', entry['memory_id'])}` brings it back"
     )
 
 
