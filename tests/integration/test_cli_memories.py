@@ -70,6 +70,7 @@ def test_init_json_reports_the_vault_and_its_head(tmp_path: Path):
         "version_id": git(root, "rev-parse", "HEAD"),
         "kept_git_history": False,
         "held_back": {},
+        "secrets_in_git": {},
         "unreadable": {},
         "attachments_left_out": 0,
     }
