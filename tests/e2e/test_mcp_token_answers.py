@@ -62,6 +62,10 @@ async def test_a_project_token_reads_no_other_projects_ids_titles_or_paths(
 ) -> None:
     made = _blog_and_shop(vault_path)
     blog, shop, linking = made["blog"], made["shop"], made["linking"]
+    with Vault.open(vault_path) as vault:  # (the rule's evidence changes: a re-check names it)
+        tagged = _in("blog", BLOG_TITLE, BLOG_BODY, key="blog-owner", tags=["blog"])
+        vault.remember({**tagged, "mode": "update", "memory_id": blog["memory_id"],
+                        "expected_version_id": blog["version_id"]})  # fmt: skip
     secret = make(vault_path, "shop-agent", "--scope", "write", "--project", "shop")
     repeat = create_args(BLOG_TITLE, BLOG_BODY)  # the blog memory's very words
     near = create_args(BLOG_TITLE, "Bo handed it to her in May.")
@@ -92,7 +96,9 @@ async def test_a_project_token_reads_no_other_projects_ids_titles_or_paths(
     assert [s["memory_id"] for s in similar.structured_content["similar"]] == [
         repeated.structured_content["memory_id"]
     ]
-    assert [r["evidence_memory_ids"] for r in rules.structured_content["rules"]] == [[]]
+    [rule] = rules.structured_content["rules"]
+    assert rule["evidence_memory_ids"] == []
+    assert rule["recheck"] == "a memory of another project changed since it was confirmed"
     hits = found.structured_content["selected_hits"]
     assert shop["memory_id"] in [h["memory_id"] for h in hits]
     assert all("superseded_by" not in h for h in hits)  # (its replacement is the blog's)
