@@ -1,6 +1,7 @@
 """Crash harness: kill writers with SIGKILL at random moments, reopen, check nothing was lost.
 
     python -m tests.harness.crash [--cycles 300] [--seed 1] [--vault DIR] [--json OUT]
+                                  [--scenarios writer,server,cli,watcher,faults,sync]
 
 Each cycle starts one process that changes the vault, lets it work for a random moment,
 and kills it with SIGKILL: sometimes the process alone (its git children live on and
@@ -17,8 +18,14 @@ processes, in turn:
            of its writes: it ends itself there (os._exit, before or after the step), or
            the step fails (ENOSPC, EIO, EFBIG, a short write then ENOSPC) and the write
            must report it and leave nothing behind; a benign short write must be finished
+  sync     `vault-tool sync` with a merge to make (a peer clone pushed memories and a fact
+           to a memory both share, the vault wrote too), killed at a random moment, or by
+           git inside its merge: half-way through writing the folder, or before the merge
+           is committed (tests/sync_kills.py); after recovery a sync must bring every
+           write of the peer's and lose no fact of either side's
 
-(writers.py holds the writer and the server's driver, person.py the person.)
+(writers.py holds the writer and the server's driver, person.py the person, team_sync.py
+the remote and the peer.)
 
 After each kill the harness does what the next process would (open, repair, take in
 offline changes) and counts: acknowledged writes, lost writes (missing, or older than
@@ -47,16 +54,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests import sync_kills
 from tests.harness import consistency
 from tests.harness.consistency import Ack
 from tests.harness.person import Person
+from tests.harness.team_sync import Team
 from tests.harness.writers import body, delta, drive_server
 
 # The writer runs as `python -m tests.harness.writers` from here.
 ROOT = Path(__file__).resolve().parents[2]
 
-SCENARIOS = ("writer", "server", "cli", "watcher", "faults")
-WEIGHTS = (4, 2, 1, 3, 3)
+SCENARIOS = ("writer", "server", "cli", "watcher", "faults", "sync")
+WEIGHTS = (4, 2, 1, 3, 3, 2)
+# Where the sync scenario's sync is killed: git's merge writing the folder, the merge
+# before its commit (both by git itself), or a random moment.
+SYNC_KILLS = (*sync_kills.POINTS, "moment")
 # The faults scenario's choices: (call, action); the step is drawn from 1..FAULT_STEPS.
 FAULTS = (
     ("any", "crash"),
@@ -81,6 +93,8 @@ COUNTERS = (
     "verify_failures",
     "overwritten_hand_edits",
     "recovery_errors",
+    "lost_facts",
+    "misattributed_commits",
 )
 
 
@@ -92,6 +106,7 @@ class Report:
     scenarios: Counter = field(default_factory=Counter)
     kills: Counter = field(default_factory=Counter)
     faults: Counter = field(default_factory=Counter)  # action -> cycles where it fired
+    sync_kills: Counter = field(default_factory=Counter)  # where a sync was killed
     # Fault cycles whose writer ended before its fault's step, and how it ended.
     unfired: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -107,6 +122,7 @@ class Report:
             "scenarios": dict(self.scenarios),
             "kills": dict(self.kills),
             "faults": dict(self.faults),
+            "sync_kills": dict(self.sync_kills),
             "unfired": self.unfired,
             "problems": self.problems[:50],
             "seconds": round(self.seconds, 1),
@@ -127,6 +143,7 @@ class Harness:
         max_run: float = 1.2,
         log: Any = None,
         progress: bool = False,
+        scenarios: tuple[str, ...] = SCENARIOS,
     ) -> None:
         self.vault = vault
         self.rng = random.Random(seed)
@@ -138,11 +155,19 @@ class Harness:
         self.report = Report()
         self.log = log or (lambda text: None)
         self.progress = progress
+        self.weights = {s: w for s, w in zip(SCENARIOS, WEIGHTS, strict=True) if s in scenarios}
         self.env = os.environ.copy()
         self.scratch = Path(tempfile.mkdtemp(prefix="crash-harness-"))
+        self.team = Team(vault, self.scratch, self.rng)
 
     def live_ids(self) -> list[str]:
-        return [a.memory_id for a in self.acks.values() if not a.deleted]
+        """The memories the writers may update and delete (not those the team shares:
+        their facts are counted)."""
+        return [
+            a.memory_id
+            for a in self.acks.values()
+            if not a.deleted and a.memory_id not in self.team.shared
+        ]
 
     def run(self, cycles: int, plan: list[tuple[str, bool]] | None = None) -> Report:
         """Run cycles: random (scenario, kill the group?) pairs, or the ones planned."""
@@ -151,7 +176,7 @@ class Harness:
             if plan:
                 scenario, group = plan[n % len(plan)]
             else:
-                scenario = self.rng.choices(SCENARIOS, WEIGHTS)[0]
+                scenario = self.rng.choices(list(self.weights), list(self.weights.values()))[0]
                 group = self.rng.random() < 0.5
             self.cycle(n, scenario, group)
             if self.progress and (n + 1) % 10 == 0:
@@ -164,9 +189,11 @@ class Harness:
         return self.report
 
     def cycle(self, n: int, scenario: str, group: bool) -> None:
+        """One cycle; a planned scenario may name where it is killed ("sync@commit")."""
         before = consistency.git(self.vault, "rev-parse", "HEAD")
         tag = f"c{n}s{self.seed}"
-        getattr(self, f"_run_{scenario}")(tag, group)
+        scenario, _, where = scenario.partition("@")
+        getattr(self, f"_run_{scenario}")(tag, group, *([where] if where else []))
         self.report.scenarios[scenario] += 1
         self.report.kills["group" if group else "process"] += 1
         self.report.counts["cycles"] += 1
@@ -266,6 +293,30 @@ class Harness:
                 problem = f"{call}:{step}:{action} ended the writer with {last[:300]!r}"
                 self.report.problems.append(f"{tag}: {problem}")
                 self.report.counts["recovery_errors"] += 1
+
+    def _run_sync(self, tag: str, group: bool, point: str | None = None) -> None:
+        """A sync with a merge to make, killed at a random moment or by git in its merge."""
+        for kind, memory_id, version, revision in self.team.write_both(tag):
+            self._record(kind, memory_id, version, revision)
+        point = point or self.rng.choice(SYNC_KILLS)
+        argv = [sys.executable, "-m", "vault_tool", "sync", "--vault", str(self.vault)]
+        if point == "moment":
+            process = self._spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(self.rng.uniform(0.05, 0.5 + self.max_run))
+            self._kill(process, group)
+            self.report.sync_kills["moment" if process.returncode < 0 else "finished"] += 1
+            return
+        sync_kills.arm(self.vault, point, self.scratch / "kills")
+        try:
+            process = self._spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            said, _ = process.communicate(timeout=120)
+        finally:
+            sync_kills.disarm(self.vault)
+        if process.returncode == -signal.SIGKILL:
+            self.report.sync_kills[point] += 1
+        else:
+            ended = f"exit {process.returncode}: {said.strip()[-300:]!r}"
+            self.report.unfired.append(f"{tag}: sync kill at {point} not reached ({ended})")
 
     def _run_server(self, tag: str, group: bool) -> None:
         process = self._spawn(
@@ -374,6 +425,12 @@ class Harness:
             note("recovery_errors", [f"reopening failed: {type(problem).__name__}: {problem}"])
             return
         try:
+            if scenario == "sync":
+                for counter, problems in self.team.settle(vault, before).items():
+                    note(counter, problems)
+                for ack in self.team.arrived():  # the peer's writes, checked from now on
+                    self.acks[ack.memory_id] = ack
+                    counts["acknowledged_writes"] += 1
             note("lost_writes", consistency.check_acks(vault, self.acks))
             note("half_written_files", consistency.check_files(vault, self.person.broken))
             reported = vault.problems()
@@ -431,12 +488,19 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--vault", type=Path, help="where to make the vault [a temp folder]")
     parser.add_argument("--json", type=Path, help="write the report here as JSON")
+    parser.add_argument(
+        "--scenarios", default=",".join(SCENARIOS), help="which processes to kill (comma-separated)"
+    )
     args = parser.parse_args()
     from vault_tool.storage.store import Store
 
     vault = args.vault or Path(tempfile.mkdtemp(prefix="crash-vault-")) / "vault"
     Store.init(vault).close()
-    harness = Harness(vault, args.seed, log=lambda text: print(text, flush=True), progress=True)
+    chosen = tuple(args.scenarios.split(","))
+    if unknown := set(chosen) - set(SCENARIOS):
+        parser.error(f"unknown scenarios {sorted(unknown)}: choose from {', '.join(SCENARIOS)}")
+    log = lambda text: print(text, flush=True)  # noqa: E731
+    harness = Harness(vault, args.seed, log=log, progress=True, scenarios=chosen)
     harness.run(args.cycles)
     result = harness.report.to_dict()
     print(json.dumps(result, indent=2))

@@ -1,8 +1,8 @@
 """Crashes: the short crash harness, and one regression test per fault it found.
 
-The harness (tests/harness/crash.py) kills real writer, server, CLI and watcher processes
-with SIGKILL, alone or with their git children, or has a writer end itself or fail at an
-injected fault, and checks the vault after each.
+The harness (tests/harness/crash.py) kills real writer, server, CLI, watcher and sync
+processes with SIGKILL, alone or with their git children, or has a writer end itself or
+fail at an injected fault, and checks the vault after each.
 The tests after it pin down each bug the harness found, without randomness.
 """
 
@@ -23,7 +23,9 @@ from vault_tool.storage.git import blob_sha
 from vault_tool.storage.store import Store
 
 # Every process kind, each killed alone and with its process group (git children too),
-# and the writer with one injected fault (tests/faults.py) at a random step of its writes.
+# the writer with one injected fault (tests/faults.py) at a random step of its writes, and
+# a sync killed by git inside its merge (writing the folder; before its commit) and at a
+# random moment.
 PLAN = [
     ("faults", False),
     ("writer", True),
@@ -40,6 +42,9 @@ PLAN = [
     ("faults", True),
     ("watcher", True),
     ("faults", False),
+    ("sync@checkout", True),
+    ("sync@commit", True),
+    ("sync@moment", False),
 ]
 
 
@@ -50,6 +55,7 @@ def test_processes_killed_at_random_moments_lose_no_acknowledged_write(vault_pat
     assert counts["cycles"] == len(PLAN)
     assert counts["acknowledged_writes"] > 0 and counts["hand_edits"] > 0, counts
     assert sum(report.faults.values()) == 3, (report.faults, report.unfired)
+    assert report.sync_kills["checkout"] == report.sync_kills["commit"] == 1, report.unfired
     failures = {k: counts[k] for k in crash.COUNTERS[3:] if counts[k]}
     assert failures == {}, "\n".join(report.problems[:20])
 
