@@ -191,6 +191,9 @@ def test_a_secret_a_person_commits_with_git_is_searchable_only_once_it_is_gone(t
     with Vault.open(root) as vault:
         assert vault.search({"query": "deploy keys"})["selected_hits"] == []
         assert "committed to git" in vault.problems()["Keys.md"]["reason"]
+        make_folder(root, {"Keys.md": f"# Deploy keys\n\nthe deploy key is {key}, for now\n"})
+        vault.commit_hand_edits()  # (an edit that keeps it: still the history's to purge)
+        assert "git filter-repo" in vault.problems()["Keys.md"]["hint"]
         make_folder(root, {"Keys.md": "# Deploy keys\n\nthe deploy key is in the vault\n"})
         vault.commit_hand_edits()
         assert [h["path"] for h in vault.search({"query": "deploy keys"})["selected_hits"]] == [

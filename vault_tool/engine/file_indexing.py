@@ -132,7 +132,7 @@ class FileIndexer:
         # named with how to purge it. Its last good version, if any, stays searchable.
         blob = blob_sha(data)
         committed = blob == batch.committed.get(path)
-        if secret := committed_secret(data) if committed else secret_problem(data):
+        if secret := secret_problem(data, in_git=committed):
             report.problems[path] = secret
             report.kept[path] = SECRET
             return True
@@ -159,20 +159,6 @@ class FileIndexer:
             return {}
         tracked = paths & set(self.store.head_blobs() if committed is None else committed)
         return self.store.last_commits(tracked)
-
-
-def committed_secret(data: bytes) -> dict[str, Any] | None:
-    """The problem record of a committed file that holds a secret (indexed never, so no
-    search serves it), or None."""
-    found = redact.find_secret_kinds(data.decode("utf-8"))
-    if not found:
-        return None
-    kinds = ", ".join(found)
-    return recorded.entry(
-        None,
-        f"holds a secret ({kinds}) committed to git; it is not searchable",
-        recorded.PURGE_HINT,
-    )
 
 
 @dataclass(frozen=True)

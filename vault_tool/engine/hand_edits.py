@@ -120,6 +120,11 @@ class HandEdits:
             return _kept(kind, problem.line, problem.reason, problem.hint)
         secret = secret_problem(data)
         if secret is not None:
+            # git's version may hold one too (a person's commit, a repository's history):
+            # then it is in the history already, and the fix says how to purge it.
+            was = (self.store.show_file("HEAD", path) or b"").decode("utf-8", "replace")
+            if redact.find_secret_kinds(was):
+                secret = secret_problem(data, in_git=True) or secret
             return Kept(SECRET, secret)
         new = self.store.head_blob(path) is None
         flag = merge_flag(data)
@@ -244,15 +249,20 @@ class HandEdits:
         return messages
 
 
-def secret_problem(data: bytes) -> dict[str, Any] | None:
-    """The problem record of a file that holds a secret (it is neither committed nor
-    indexed, so neither git nor an agent's search ever holds it), or None."""
+def secret_problem(data: bytes, *, in_git: bool = False) -> dict[str, Any] | None:
+    """The problem record of a file that holds a secret, or None. It is never indexed, so no
+    search serves it, nor committed; in_git: git holds it already (a person's commit, a
+    repository's history), and the fix says how to purge it from there too."""
     found = redact.find_secret_kinds(data.decode("utf-8"))
     if not found:
         return None
+    kinds = ", ".join(found)
+    if in_git:
+        reason = f"holds a secret ({kinds}) committed to git; it is not searchable"
+        return recorded.entry(None, reason, recorded.PURGE_HINT)
     return recorded.entry(
         None,
-        f"holds a secret ({', '.join(found)}); it is not committed or searchable",
+        f"holds a secret ({kinds}); it is not committed or searchable",
         "remove the secret from the file; it was never written to git",
     )
 
