@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from vault_tool.core import redact
 from vault_tool.storage.durable import replace_text
 
 FILE_NAME = "problems.json"
@@ -67,5 +68,7 @@ def load(run_dir: Path) -> dict[str, dict[str, Any]]:
 def save(run_dir: Path, problems: dict[str, dict[str, Any]]) -> None:
     """Replace the record atomically, so a reader never sees half of it; private to its owner
     (it names the person's files and what is wrong with them)."""
-    text = json.dumps(problems, indent=1, sort_keys=True)
+    # (Keyed by the redacted name already; again here for a record an older version wrote.)
+    named = {redact.redact_name(path): entry for path, entry in problems.items()}
+    text = json.dumps(named, indent=1, sort_keys=True)
     replace_text(run_dir / FILE_NAME, text, private=True)
