@@ -41,6 +41,7 @@ HOSTILE_NAMES = {
     "zero-width space": "notes/zero\u200bwidth.md",
     "tag characters": "notes/tag\U000e0041\U000e0042.md",
     "secret": f"notes/{TOKEN}.md",
+    "secret after a hyphen": f"notes/deploy-{TOKEN}.md",  # (as a slug names it)
     "secret in a folder": f"keys/{TOKEN}/note.md",
 }
 ULID = "01J" + "ABCDEFGHJKMNPQRSTVWXYZ"[:23]

@@ -201,8 +201,10 @@ RULES: tuple[Rule, ...] = (
         ("secret",),
         needs=("discord",),
     ),
+    # A token may follow a `-` or `_` (a slug's `deploy-ghp_...`, `MY_sk-...`): its prefix
+    # and random tail are what it is recognised by, not the word before it.
     *(
-        Rule(kind, re.compile(rf"(?<![\w-])(?:{pattern})(?![\w-])"), wraps=True, needs=needs)
+        Rule(kind, re.compile(rf"(?<![A-Za-z0-9])(?:{pattern})(?![\w-])"), wraps=True, needs=needs)
         for kind, pattern, needs in _TOKENS
     ),
     Rule(
