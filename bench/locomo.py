@@ -53,7 +53,9 @@ def conversations(data: Path, limit: int | None = None) -> list[dict[str, Any]]:
     with zipfile.ZipFile(data) as archive:
         for name in sorted(archive.namelist()):
             if name.endswith(".json") and "/locomo10_v2/" in name:
-                found.append(json.loads(archive.read(name)))
+                data = json.loads(archive.read(name))
+                sample_id = Path(name).stem
+                found.append({"conversation": data, "qa": data["qa"], "sample_id": sample_id})
     return found[:limit]
 
 
