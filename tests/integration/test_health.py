@@ -163,7 +163,6 @@ FAULTS: list[tuple[Callable[[Path, list[dict]], str], set[str], set[str]]] = [
     # (inject, verify issue kinds at the returned path, doctor checks that fail)
     # (a broken file is reported once, as unparseable: committing it is not the fix)
     (break_yaml, {"unparseable"}, {"files"}),
-    (delete_index, {"index_missing"}, {"index"}),
     (index_a_file_twice, {"indexed_twice"}, {"index_drift"}),
     (leave_git_lock, {"stale_git_lock"}, {"git_locks"}),
     (leave_journal_entry, {"interrupted_write"}, {"journal"}),

@@ -184,7 +184,9 @@ def test_the_same_body_line_edited_on_both_sides_stops_with_markers_only_in_the_
     assert git(repo, "diff", "--name-only", "--diff-filter=U") == PATH
     text = (repo / PATH).read_text()
     front, body = _front_and_body(text)
-    assert "<<<<<<< ours:" in body and "||||||| base:" in body and ">>>>>>> theirs:" in body
+    # Each side is named by its branch and last writer, not "ours" and "theirs".
+    assert f"<<<<<<< main (Test): {PATH}" in body and f"||||||| base: {PATH}" in body
+    assert f">>>>>>> theirs (Test): {PATH}" in body
     assert "in early May." in body and "in late May." in body
     assert sorted(front["tags"]) == ["ana", "billing", "payments"]
     assert len(front["facts"]) == 2

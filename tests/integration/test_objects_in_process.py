@@ -80,8 +80,11 @@ def test_the_commit_is_the_one_git_commit_tree_makes(vault: Vault):
         line.split(" ", 1)
         for line in git(root, "cat-file", "commit", head).split("\n\n")[0].splitlines()
     )
-    author_date = " ".join(fields["author"].rsplit(" ", 2)[1:])
+    author, email, *date = fields["author"].rsplit(" ", 3)
+    author_date = " ".join(date)
     env = {**os.environ, "GIT_AUTHOR_DATE": author_date, "GIT_COMMITTER_DATE": author_date}
+    # The client's write is authored by the client (config.Config.author_for).
+    env |= {"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": email.strip("<>")}
     raw = subprocess.run(
         ["git", "cat-file", "commit", head], cwd=root, capture_output=True, check=True
     ).stdout
@@ -91,9 +94,10 @@ def test_the_commit_is_the_one_git_commit_tree_makes(vault: Vault):
         cwd=root, input=message, env=env, capture_output=True, check=True,
     ).stdout.decode().strip()  # fmt: skip
     assert again == head
+    assert git(root, "log", "-1", "--format=%an <%ae>", head) == "pytest <pytest@vault-tool>"
     assert (
-        git(root, "log", "-1", "--format=%an <%ae>", head)
-        == git(root, "var", "GIT_AUTHOR_IDENT").rsplit(" ", 2)[0]
+        git(root, "log", "-1", "--format=%cn <%ce>", head)
+        == git(root, "var", "GIT_COMMITTER_IDENT").rsplit(" ", 2)[0]
     )
 
 

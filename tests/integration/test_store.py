@@ -47,8 +47,9 @@ def test_init_without_a_git_identity_commits_as_vault_tool_and_writes_work(tmp_p
     with Vault.open(root, client="pytest") as vault:
         result = vault.remember(create_args())
     assert result["status"] == "created"
+    # The client's write is authored by the client, committed as vault-tool.
     assert git(root, "log", "-1", "--format=%an <%ae>|%cn") == (
-        "vault-tool <vault-tool@localhost>|vault-tool"
+        "pytest <pytest@vault-tool>|vault-tool"
     )
     assert git(root, "rev-list", "--count", "HEAD") == "2"
 

@@ -15,6 +15,7 @@ from tests.clones import clone, fact, memory_args, memory_problems, team, tree, 
 from tests.helpers import git
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import InvalidInput, VaultBusy
+from vault_tool.storage import merge_setup
 
 
 def _facts(vault: Vault, memory_id: str) -> set[tuple[str, str, str]]:
@@ -263,7 +264,7 @@ def test_a_clone_is_given_the_merge_driver_when_first_opened(tmp_path: Path):
     )
     clone(remote, tmp_path / "opened")
     driver = git(tmp_path / "opened", "config", "--get", "merge.vault-tool.driver")
-    assert driver.endswith("-m vault_tool merge-driver -- %O %A %B %L %P")
+    assert driver == merge_setup.driver_command()
     assert git(tmp_path / "opened", "check-attr", "merge", "--", "fact/x.md").endswith("vault-tool")
 
 

@@ -91,6 +91,7 @@ KNOWN_SETTINGS = {
     "search": {"semantic"},
     "server": {"tools", "project"},
     "projects": {"default", "folders"},
+    "authors": set(),  # any client's name
 }
 
 
@@ -112,7 +113,8 @@ def _check_config(checkup: Checkup) -> Check:
         if table not in KNOWN_SETTINGS:
             unknown.append(f"[{table}]")
         elif isinstance(values, dict):
-            unknown += [f"[{table}] {key}" for key in values if key not in KNOWN_SETTINGS[table]]
+            known = KNOWN_SETTINGS[table]
+            unknown += [f"[{table}] {key}" for key in values if known and key not in known]
     vault_table = data.get("vault") if isinstance(data.get("vault"), dict) else {}
     version = vault_table.get("schema_version", config_module.SCHEMA_VERSION)
     if version != config_module.SCHEMA_VERSION:
@@ -249,6 +251,15 @@ def _check_git_index(checkup: Checkup, holder: int | None) -> Check:
 
 
 def _check_index(checkup: Checkup, found: VerifyReport) -> Check:
+    if checkup.index is None and checkup.index_state == "missing":
+        # A fresh clone has none (the index is never committed): nothing is wrong with it.
+        return Check(
+            "index",
+            "warn",
+            "no search index yet (a fresh clone, or one deleted): it is built from the files "
+            "when a command first opens the vault (search, sync, serve, watch)",
+            fix="nothing to do; `vault-tool reindex` builds it now",
+        )
     if checkup.index is None or found.index == "damaged":
         issue = found.issues[0]
         return Check("index", "fail", issue.detail, fix=issue.fix)

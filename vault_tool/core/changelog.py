@@ -178,6 +178,14 @@ def created(entries: Sequence[Entry], client: str) -> str:
     return about(subject("create_batch", memories=memories(len(entries))), entries, client)
 
 
+def client_of(message: str) -> str | None:
+    """The client a message's `Client:` trailer names (the last paragraph's), or None."""
+    for line in message.rstrip("\n").rpartition("\n\n")[2].splitlines():
+        if line.startswith("Client: "):
+            return line.removeprefix("Client: ")
+    return None
+
+
 def moved(of: Entry, old: str, new: str, client: str) -> str:
     """A move of one memory's file from old to new."""
     line = subject("move", of, old=old, new=new)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,21 @@ default = ""
 [projects.folders]
 # Top-level folders whose memories belong to a project, for example:
 # clients-acme = "acme"
+
+[authors]
+# Who git names as the author of a client's writes; the committer stays you, whose
+# machine commits. An agent not named here: "<client> <client@vault-tool>"; vault-tool's
+# own commands (cli, sync, import, sample) and hand edits: you. "me": you. docs/team.md
+# claude-code = "Claude Code <claude-code@example.com>"
+# my-script = "me"
 """
+
+
+# The clients that are the person at the keyboard (cli/output.py, engine/syncing.py's
+# merges, ops/transfer.py's IMPORT_CLIENT, ops/sample.py's SAMPLE_CLIENT, hand_edits.py's
+# HAND_EDIT_CLIENT): their writes keep the person's identity as author.
+PERSONS_CLIENTS = frozenset({"cli", "sync", "import", "sample", "hand-edit"})
+_AUTHOR = re.compile(r"^[^<>\n]*[^<>\s] <[^<>\s]+>\Z")
 
 
 @dataclass(frozen=True)
@@ -91,6 +106,23 @@ class Config:
     server_project: str = ""
     default_project: str = ""
     project_folders: tuple[tuple[str, str], ...] = ()
+    authors: tuple[tuple[str, str], ...] = ()  # (client, "Name <email>" or "me")
+
+    def author_for(self, client: str | None) -> tuple[str, str] | None:
+        """(name, email) git names as the author of a client's write, or None: the
+        person's own identity (their commands, hand edits, and clients set to "me")."""
+        if client is None:
+            return None
+        named = dict(self.authors).get(client)
+        if named == "me" or (named is None and client in PERSONS_CLIENTS):
+            return None
+        if named:
+            name, _, email = named.rstrip(">").rpartition(" <")
+            return name, email
+        # git refuses `<`, `>` and newlines in an identity; a clean client has none but
+        # spaces and slashes, which an email's local part does not take.
+        local = re.sub(r"[^A-Za-z0-9._-]+", "-", client).strip("-.") or "agent"
+        return client, f"{local}@vault-tool"
 
     def projects(self, root: Path) -> Projects:
         """The vault's projects: its default (this folder's name unless set) and mappings."""
@@ -192,6 +224,7 @@ def read_config(root: Path) -> Config:
             server_project=_project(server, "project", "[server] project"),
             default_project=_project(projects, "default", "[projects] default"),
             project_folders=_folders(projects.get("folders", {})),
+            authors=_authors(data.get("authors", {})),
         )
     except OutOfRange as problem:
         raise VaultUnavailable(
@@ -258,6 +291,18 @@ def _folders(table: object) -> tuple[tuple[str, str], ...]:
         if not isinstance(project, str) or not PROJECT_PATTERN.match(project):
             raise ValueError(
                 f"[projects.folders] {folder} = {project!r} is not a project name ({PROJECT_HINT})"
+            )
+    return tuple(sorted(table.items()))
+
+
+def _authors(table: object) -> tuple[tuple[str, str], ...]:
+    if not isinstance(table, dict):
+        raise TypeError("[authors] has the wrong type (a table of client = author)")
+    for client, author in table.items():
+        if not isinstance(author, str) or not (author == "me" or _AUTHOR.match(author)):
+            raise ValueError(
+                f'[authors] {client} = {author!r} is not an author: write "Name <email>" '
+                '(as git names one), or "me" for your own identity'
             )
     return tuple(sorted(table.items()))
 

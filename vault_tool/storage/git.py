@@ -202,6 +202,20 @@ class Git:
             if author_date:
                 self.repo.git.update_environment(**dict.fromkeys(dates))
 
+    @contextlib.contextmanager
+    def authored(self, author: tuple[str, str] | None) -> Iterator[None]:
+        """git's author set to (name, email) for the commands inside, the committer left as
+        it is (the person whose machine commits); None: the author is the committer."""
+        if author is None:
+            yield
+            return
+        name, email = author
+        before = self.repo.git.update_environment(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email)
+        try:
+            yield
+        finally:
+            self.repo.git.update_environment(**before)  # (the identity fallback's, if set)
+
     def has_identity(self) -> bool:
         """Whether git knows who commits (asked through git itself, which reads every
         config source: repo, $GIT_CONFIG_GLOBAL or ~/.gitconfig, system)."""

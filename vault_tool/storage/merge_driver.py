@@ -13,6 +13,8 @@ says nothing.
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -91,11 +93,22 @@ def _merge_files(files: tuple[Path, Path, Path], marker_size: int, path: str, ou
 def _git_merge_file(
     files: tuple[Path, Path, Path], marker_size: int, path: str
 ) -> tuple[bytes, int] | None:
-    """(merged bytes, number of conflicts) by `git merge-file --diff3`, or None on an error."""
-    labels = [f"{side}:{path}" for side in ("ours", "base", "theirs")]
+    """(merged bytes, number of conflicts) by `git merge-file --diff3`, or None on an error.
+    Conflict markers name each side by its branch and last writer (`main (agent-b)`,
+    `origin/main (agent-a)`): "ours" and "theirs" mean the opposite to the clone that did
+    not merge. Those names cost git processes, so they are looked up only for a conflict."""
+    result = _merge_file(files, marker_size, path, ("ours", "base", "theirs"))
+    if result is None or result[1] == 0:
+        return result
+    return _merge_file(files, marker_size, path, _sides(path)) or result
+
+
+def _merge_file(
+    files: tuple[Path, Path, Path], marker_size: int, path: str, sides: tuple[str, str, str]
+) -> tuple[bytes, int] | None:
     command = ["git", "merge-file", "-p", "--diff3", f"--marker-size={marker_size}"]
-    for label in labels:
-        command += ["-L", label]
+    for side in sides:
+        command += ["-L", f"{side}: {path}"]
     done = subprocess.run(
         [*command, *map(str, files)], capture_output=True, check=False, stdin=subprocess.DEVNULL
     )
@@ -104,6 +117,43 @@ def _git_merge_file(
         _say(f"{path}: git merge-file could not merge it ({reason}); resolve it by hand")
         return None
     return done.stdout, done.returncode
+
+
+def _sides(path: str) -> tuple[str, str, str]:
+    """The labels of ours, the base and theirs. git runs a driver at the top of the work
+    tree; `git merge` names the commit it merges in GITHEAD_<sha> (a sync merges a sha:
+    the remote branch pointing at it is the better name). Anything git does not say (a
+    rebase, a cherry-pick) keeps the plain word."""
+    ours = _git("symbolic-ref", "--short", "-q", "HEAD") or "HEAD"
+    ours_writer = _git("log", "-1", "--format=%an", "HEAD", "--", path)
+    theirs, theirs_writer = "theirs", ""
+    for key, name in os.environ.items():
+        sha = key.removeprefix("GITHEAD_")
+        if sha != key and _SHA.match(sha):
+            refs = _git(
+                "for-each-ref", "--points-at", sha, "--format=%(refname:short)",
+                "refs/remotes", "refs/heads",
+            )  # fmt: skip
+            named = [ref for ref in refs.splitlines() if not ref.endswith("/HEAD")]
+            theirs = (named or [name])[0]  # (origin/HEAD only points at a branch)
+            theirs_writer = _git("log", "-1", "--format=%an", sha, "--", path)
+            break
+    return (_label(ours, ours_writer), "base", _label(theirs, theirs_writer))
+
+
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?\Z")
+
+
+def _label(side: str, writer: str) -> str:
+    label = f"{side} ({writer})" if writer else side
+    return "".join(c for c in label if c.isprintable())[:120]
+
+
+def _git(*args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL
+    )
+    return done.stdout.strip() if done.returncode == 0 else ""
 
 
 def _say(message: str) -> None:

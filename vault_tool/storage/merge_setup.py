@@ -29,11 +29,33 @@ ATTRIBUTES = f"""\
 _NAME = "vault-tool: merge memory files by their front matter's keys, facts and entities"
 
 
-def driver_command() -> str:
+def driver_command(interpreter: str | None = None) -> str:
     """The command git runs (%O base, %A ours and the result, %B theirs, %L marker size,
-    %P the path), with this interpreter: the `vault-tool` script may not be on git's PATH.
-    `--` ends the options: a path such as `-how-we-deploy.md` is a path, not `-h`."""
-    return f"{shlex.quote(sys.executable)} -m vault_tool merge-driver -- %O %A %B %L %P"
+    %P the path, which git quotes). It runs the interpreter that registered it (the
+    `vault-tool` script may not be on git's PATH) while that is there, else the
+    `vault-tool` on PATH: a virtual environment made anew elsewhere leaves the recorded
+    path behind, and a person's plain `git pull` must still merge by fact (the next open
+    records the new interpreter). With neither, it says how to fix it and stops the merge
+    as a conflict. `--` ends the options: a path such as `-how-we-deploy.md` is a path,
+    not `-h`."""
+    python = shlex.quote(interpreter or sys.executable)
+    arguments = "merge-driver -- %O %A %B %L %P"
+    return (
+        f'{_RECORDED}{python}; if [ -x "$p" ]; then exec "$p" -m vault_tool {arguments}; '
+        f"elif {_FALLBACK}; then exec vault-tool {arguments}; "
+        f'else echo "{_NOT_FOUND}" >&2; exit 1; fi'
+    )
+
+
+# The parts of the command that tell ours (and which interpreter it records) from an older
+# form, which named only the interpreter and is written again on open.
+_RECORDED = "p="
+_FALLBACK = "command -v vault-tool >/dev/null 2>&1"
+_NOT_FOUND = (
+    "vault-tool merge-driver: no vault-tool to run (the Python that registered the driver "
+    "is gone and no vault-tool is on PATH): open the vault with vault-tool (any command "
+    "but doctor and verify) to register it again, then git merge --abort and pull again"
+)
 
 
 def register(repo_run, git_dir: Path, root: Path) -> bool:
@@ -72,14 +94,17 @@ def configured_driver(git_dir: Path) -> str | None:
 
 
 def _runs(command: str | None) -> bool:
-    """Whether a configured command is ours, ends its options before the paths, and its
-    interpreter is still there."""
-    if not command or "merge-driver -- " not in command:
+    """Whether a configured command is ours in its current form (ends its options before
+    the paths, falls back to the `vault-tool` on PATH) and its interpreter is still there."""
+    if not command or "merge-driver -- " not in command or _FALLBACK not in command:
         return False
     try:
-        program = shlex.split(command)[0]
+        first = shlex.split(command.partition(";")[0])[0]
     except (ValueError, IndexError):
         return False
+    if not first.startswith(_RECORDED):
+        return False
+    program = first.removeprefix(_RECORDED)
     return Path(program).is_file() and os.access(program, os.X_OK)
 
 

@@ -130,7 +130,7 @@ class Remote:
         if done.returncode != 0:
             if "couldn't find remote ref" in done.stderr:
                 return None  # an empty remote, or a branch nobody pushed yet
-            raise Unreachable(_last_line(done.stderr))
+            raise Unreachable(_unreachable_reason(done.stderr))
         sha = self._git(
             "rev-parse",
             "--verify",
@@ -193,7 +193,7 @@ class Remote:
             return False
         if "[remote rejected]" in said:
             raise PushRefused(_last_line(said))
-        raise Unreachable(_last_line(done.stderr or done.stdout))
+        raise Unreachable(_unreachable_reason(done.stderr or done.stdout))
 
     def _git(self, *args: str, **options: Any) -> subprocess.CompletedProcess[str]:
         return _git(self.root, *args, environment=self._environment, **options)
@@ -323,6 +323,25 @@ def _last_line(text: str) -> str:
     reason goes to the terminal and to server.log)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return redact_tree(lines[-1]) if lines else "git gave no reason"
+
+
+# What git adds under every failure to reach a remote, whatever the cause: it explains
+# nothing, and its last line ("and the repository exists.") would stand for the reason.
+_BOILERPLATE = (
+    "please make sure you have the correct access rights",
+    "and the repository exists.",
+    "fatal: could not read from remote repository.",
+)
+
+
+def _unreachable_reason(text: str) -> str:
+    """Why git could not reach a remote: the lines that explain it (`'/x.git' does not
+    appear to be a git repository`, `Could not resolve hostname`), not git's closing
+    advice, joined on one line with any credentials redacted."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    telling = [line for line in lines if line.lower() not in _BOILERPLATE]
+    kept = list(dict.fromkeys(telling or lines))[:4]
+    return redact_tree("; ".join(kept))[:500] if kept else "git gave no reason"
 
 
 def _git(

@@ -21,7 +21,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from vault_tool.core import stages
-from vault_tool.core.changelog import subject
+from vault_tool.core.changelog import client_of, subject
 from vault_tool.core.ids import is_memory_path
 from vault_tool.core.memory import MAX_FILE_BYTES, too_large
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
@@ -338,7 +338,12 @@ class Store:
         try:
             placing.put_in_place()
             committing = True
-            sha = self.commits.commit([c.path for c in changes], message, author_date=author_date)
+            # An agent's write is authored by the agent, whoever built the message: its
+            # Client trailer names the writer (config.Config.author_for).
+            author = self.config.author_for(client_of(message))
+            with self.repo.authored(author):
+                paths = [c.path for c in changes]
+                sha = self.commits.commit(paths, message, author_date=author_date)
             if sha is None:  # the files hold HEAD's bytes again: another program wrote them
                 raise VersionConflict(
                     f"{', '.join(c.path for c in changes)} changed on disk while this write "
