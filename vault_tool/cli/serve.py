@@ -118,9 +118,26 @@ def serve(
     vault and watches from the start. Logs go to .vault/run/server.log, one line per tool
     call to .vault/run/audit.jsonl; stderr stays quiet. See docs/mcp.md.
     """
-    root = _existing_vault(vault_path)
+    from vault_tool.cli.output import report_error
+    from vault_tool.errors import VaultError
+
     every = None if sync_every is None else _duration(sync_every)
-    profile = profile or read_config(root).server_tools
+    try:
+        root = _existing_vault(vault_path)
+    except VaultError as problem:
+        if use_http:  # (started by a person, who reads the error)
+            raise
+        # A host shows only "connection closed" for a server that exits before it answers
+        # `initialize`: serve, and say what is wrong in every call and on stderr.
+        report_error(problem, as_json=False)
+        from vault_tool.server.stdio import serve_unavailable
+
+        raise click.exceptions.Exit(serve_unavailable(problem, profile or "core")) from None
+    try:
+        profile = profile or read_config(root).server_tools
+    except VaultError as problem:  # a broken config: every call says so (Runtime.open)
+        report_error(problem, as_json=False)
+        profile = "core"
     if use_http:
         from vault_tool.server import http
         from vault_tool.storage import tokens

@@ -80,6 +80,16 @@ class AuditLog:
         self._handler.close()
 
 
+class _NoAudit:
+    """The audit of a server with no vault: nowhere to write, nothing to keep."""
+
+    def record(self, **fields: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 class Runtime:
     """The opened vault, its watcher, and the bookkeeping that lets shutdown wait for calls."""
 
@@ -90,6 +100,7 @@ class Runtime:
         sync_every: float | None = None,
         profile: str = "core",
         project: str | None = None,
+        unavailable: VaultError | None = None,
     ) -> None:
         self.root = root
         self.transport = transport
@@ -100,8 +111,11 @@ class Runtime:
         self.syncer: Any = None
         self.embedder: Any = None  # (engine/meaning.py: only with [search] semantic on)
         self._sync_every = sync_every  # (None: the vault's setting)
-        self.audit = AuditLog(root)
-        self._open_error: VaultError | None = None
+        # No vault to serve (`serve --vault` a missing folder): every call answers this
+        # error, and nothing is written at the path (no log, no audit).
+        self._unavailable = unavailable
+        self.audit: AuditLog | _NoAudit = AuditLog(root) if unavailable is None else _NoAudit()
+        self._open_error: VaultError | None = unavailable
         self._running = 0
         self._idle = threading.Condition()
         self._opening = threading.Lock()
@@ -118,6 +132,8 @@ class Runtime:
         """
         from vault_tool.engine.vault import Vault
 
+        if self._unavailable is not None:
+            return
         started = time.perf_counter()
         try:
             self.vault = Vault.open(self.root, client="mcp", catch_up=False)

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from vault_tool.errors import VaultError
 from vault_tool.server import handshake
 from vault_tool.server.before_sdk import EarlyServer, Inbox
 from vault_tool.server.runtime import Runtime
@@ -77,8 +78,20 @@ class WireReader:
             self._buffer.extend(chunk)
 
 
+def serve_unavailable(problem: VaultError, profile: str) -> int:
+    """Serve no vault over stdio (the one asked for is not there): `initialize` and the
+    tool list are answered, and every call is refused with the problem and its fix, so a
+    host shows them rather than a connection closed. The problem's exit code at the end."""
+    serve_stdio(Path.cwd(), profile=profile, unavailable=problem)
+    return problem.exit_code
+
+
 def serve_stdio(
-    root: Path, sync_every: float | None = None, profile: str = "core", project: str | None = None
+    root: Path,
+    sync_every: float | None = None,
+    profile: str = "core",
+    project: str | None = None,
+    unavailable: VaultError | None = None,
 ) -> None:
     """Serve the vault at root over stdio until stdin closes or a signal arrives."""
     # Until the event loop listens for them, a stop signal unwinds through the finally below.
@@ -93,7 +106,7 @@ def serve_stdio(
     handshake_answer = handshake.early_answer(first)
     if handshake_answer is not None:
         _write_all(wire_out, (handshake_answer.line + "\n").encode("utf-8"))
-    runtime = Runtime(root, "stdio", sync_every, profile, project)
+    runtime = Runtime(root, "stdio", sync_every, profile, project, unavailable)
     inbox = Inbox()
     threading.Thread(target=_pump, args=(reader, inbox), name="stdin-reader", daemon=True).start()
     opened, answered, ready = threading.Event(), threading.Event(), threading.Event()
