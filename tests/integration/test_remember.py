@@ -275,7 +275,9 @@ def test_update_can_change_the_title_and_type_without_moving_the_file(
     args["semantic_delta"]["memory_type"] = "fact"
     result = vault.remember(args)
     assert result["path"] == existing["path"]
-    assert git(vault_path, "log", "-1", "--format=%s") == "Update fact: Ana hands billing to Bo"
+    assert git(vault_path, "log", "-1", "--format=%s") == (
+        "Update fact: Ana hands billing to Bo (was Ana owns the billing service)"
+    )
     assert vault.read(existing["memory_id"])["title"] == "Ana hands billing to Bo"
 
 

@@ -44,11 +44,10 @@ def test_the_working_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     (vault / "notes").mkdir(parents=True)
     repo.mkdir()
     monkeypatch.chdir(repo)
-    # A working folder never becomes a project unless asked: the vault's default.
-    assert PROJECTS.working(None, vault) == "notes"
+    assert PROJECTS.working(None, vault) == "billing-api"
     assert PROJECTS.working("chosen", vault) == "chosen"
     monkeypatch.chdir(vault / "notes")
-    assert PROJECTS.working(None, vault) == "notes"
+    assert PROJECTS.working(None, vault) == "notes"  # inside the vault: its default
     assert project_name("...") == "default"
 
 

@@ -13,8 +13,10 @@ from vault_tool.core import schema
 from vault_tool.server import app, tools
 
 SNAPSHOT = Path(__file__).parents[1] / "fixtures" / "tools-list.json"
-# What tools/list may weigh in the default profile: an agent reads it on every turn.
-TOOLS_LIST_BUDGET = 8000
+# What tools/list may weigh in the default profile: an agent reads it on every turn. (It
+# lists every field the server accepts: a host that checks a call against it must not
+# refuse one the server takes.)
+TOOLS_LIST_BUDGET = 8150
 TOOL_FILES = [
     f"{t}.{side}.schema.json" for t in ("search", "remember") for side in ("input", "output")
 ]
@@ -116,12 +118,22 @@ def test_a_listed_schema_accepts_and_refuses_exactly_what_its_file_does(name: st
     assert _validating(schema._inline_refs(listed_schema)) == _validating(file)
 
 
-def test_the_core_listing_hides_exactly_the_extended_fields_of_remember() -> None:
-    core = tools.spec("remember").input_schema
-    extended = tools.spec("remember", "extended").input_schema
-    assert set(extended["properties"]) - set(core["properties"]) == {"ttl_seconds"}
-    delta = json.dumps(core)
-    assert '"project"' not in delta and '"project"' in json.dumps(extended)
+@pytest.mark.parametrize("tool", ["search", "remember"])
+def test_the_core_listing_takes_every_field_the_server_accepts(tool: str) -> None:
+    # A host may check a call against the listing before it sends it.
+    core = tools.spec(tool).input_schema
+    assert core == tools.spec(tool, "extended").input_schema
+    assert set(core["properties"]) == set(schema.load(f"{tool}.input.schema.json")["properties"])
+    if tool == "remember":
+        delta = core["$defs"]["semantic_delta"]["properties"]
+        assert "ttl_seconds" in core["properties"] and "project" in delta
+
+
+def test_mode_and_ledger_say_what_they_do() -> None:
+    mode = tools.spec("remember").input_schema["properties"]["mode"]["description"]
+    assert all(f"{name}:" in mode for name in ("create", "update", "delete"))
+    ledger = tools.spec("search").input_schema["properties"]["ledger"]["description"]
+    assert "logged" in ledger and "anyway" in ledger
 
 
 def test_the_server_still_checks_the_patterns_the_listing_leaves_out() -> None:

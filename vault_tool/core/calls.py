@@ -66,6 +66,8 @@ def check_call(args: Any) -> Call:
     ttl_refused = any(p.field == "ttl_seconds" for p in found)  # (out of range: no date to make)
     if isinstance(ttl, int) and not isinstance(ttl, bool) and mode != "delete" and not ttl_refused:
         written = [_expiring(found, ttl, *one) for one in written]
+    if mode == "create":
+        found += [p for _, delta, prefix in written for p in _factless(delta, prefix)]
     if found:
         # The call's shape is wrong, so nothing will be written: its rules are checked on
         # what was sent, for every part well-formed enough to check, and any secret the
@@ -296,6 +298,19 @@ def _semantic_problems(content: Any, delta: Any, prefix: str) -> list[schema.Pro
     if isinstance(delta.get("expires_at"), str) and delta["expires_at"]:
         collect(found, _parse, delta["expires_at"], f"{prefix}semantic_delta.expires_at")
     return found
+
+
+def _factless(delta: Any, prefix: str) -> list[schema.Problem]:
+    """A create states at least one fact. (An update may leave a memory that states none,
+    a person's note, without any: the writer checks what the memory holds.)"""
+    if isinstance(delta, dict) and delta.get("facts") == []:
+        return [missing_fact(f"{prefix}semantic_delta.facts", schema.FACT_HINT)]
+    return []
+
+
+def missing_fact(where: str, hint: str) -> schema.Problem:
+    """The refusal of a write that states no fact where one is required."""
+    return schema.Problem(where, f"{where}: at least one fact is required", hint)
 
 
 def _dicts(value: Any) -> list[tuple[int, dict[str, Any]]]:

@@ -35,6 +35,10 @@ TEMPLATES: dict[str, tuple[str, str]] = {
         "remember creates several memories in one call (a batch)",
     ),
     "update": ("Update {type}: {title}", "remember updates a memory"),
+    "retitle": (
+        "Update {type}: {title} (was {old})",
+        "remember updates a memory and changes its title ({old}: the title it had)",
+    ),
     "delete": ("Delete {type}: {title}", "remember deletes a memory"),
     "restore": (
         "Restore {type}: {title} to {version}",
@@ -176,6 +180,14 @@ def created(entries: Sequence[Entry], client: str) -> str:
     if len(entries) == 1:
         return one("create", entries[0], client)
     return about(subject("create_batch", memories=memories(len(entries))), entries, client)
+
+
+def updated(of: Entry, was: Entry | None, client: str) -> str:
+    """An update of one memory (was: as its file stood before); a new title names the
+    old one, or the log would not say which memory a rewrite replaced."""
+    if was is not None and was.title != of.title:
+        return one("retitle", of, client, old=was.title)
+    return one("update", of, client)
 
 
 def client_of(message: str) -> str | None:

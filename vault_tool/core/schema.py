@@ -366,12 +366,6 @@ def _describe(error: Any, prefix: str) -> tuple[str, str, bool]:
             True,
         )
     if kind == "minItems":
-        if leaf == "facts":
-            return (
-                f"{field}: at least one fact is required",
-                'add {"subject": ..., "predicate": ..., "object": ...} naming declared entities',
-                False,
-            )
         return f"{field}: must not be empty", "add at least one item", False
     if kind == "uniqueItems":
         return f"{field}: has duplicate entries", "list each value once", False
@@ -383,6 +377,9 @@ def _describe(error: Any, prefix: str) -> tuple[str, str, bool]:
             False,
         )
     return f"{field}: {error.message}", "fix the value to match the tool's input schema", False
+
+
+FACT_HINT = 'add {"subject": ..., "predicate": ..., "object": ...} naming declared entities'
 
 
 def _missing_hint(name: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from vault_tool.core import schema
+from vault_tool.core.calls import missing_fact
 from vault_tool.errors import InvalidInput, NotFound, UnparseableFile
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
@@ -55,6 +56,20 @@ def _person_must_fix(doc: Indexed, line: int | None, reason: str, hint: str) -> 
     )
     refused.field = "memory_id"
     return refused
+
+
+def fact_problems(delta: dict[str, Any], doc: Indexed) -> list[schema.Problem]:
+    """An update states a fact, unless the memory it changes states none: a person's note
+    is read with no facts, and what the read gave must be good to send back."""
+    stated = len(doc.record["semantic_delta"].get("facts") or ())
+    if delta.get("facts") or not stated:
+        return []
+    facts = "1 fact" if stated == 1 else f"{stated} facts"
+    hint = (
+        f"this memory states {facts}: send them back as your read gave them, with your "
+        "changes (only a memory that states none may be updated without one)"
+    )
+    return [missing_fact("semantic_delta.facts", hint)]
 
 
 def require_no_markers(content_md: str, doc: Indexed) -> None:

@@ -6,6 +6,7 @@ the index, so a write is searchable when it returns.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,30 +148,37 @@ class Writer:
             doc.memory_id if ids.is_ulid(doc.memory_id) else ids.new_id()
         )
         preconditions.require_no_markers(draft.content_md, doc)
-        if problems := preconditions.reference_problems(self.index, draft.delta, "", memory_id):
+        problems = preconditions.reference_problems(self.index, draft.delta, "", memory_id)
+        if problems := problems + preconditions.fact_problems(draft.delta, doc):
             raise schema.refusal(problems)
         now = utc_now()
         keep = {
             "id": memory_id,
-            # A source or creation date the file holds stays (a person's note may name its
-            # web page, or a date in words, kept as written): git's trailers name each writer.
-            "source": _ours_unless_kept(old, "source", client),
+            # What the file says of its making stays as written, and a person's note that
+            # says nothing of it gets nothing (git's trailers name each writer), but the
+            # date every read gave it (below), which would otherwise become this update's.
+            "source": old.source if old else client,
+            "created": old.created if old else now,
             # An update that names no project leaves the memory in its own.
             "project": draft.delta.get("project") or (old.project if old else None),
-            "created": _ours_unless_kept(old, "created", now),
             "extra": old.extra if old else {},
             "bom": old.bom if old else False,
         }
         memory = memory_from_delta(
             draft.delta, draft.content_md, updated=old.updated if old else now, **keep
         )
-        if old and render(memory).encode() == data:
+        # Nothing the caller sent changes the file: no commit, and no id or date put in it.
+        as_was = memory.with_changes(id=old.id, created=old.created) if old else memory
+        if old and _written_over(data, doc.path, as_was) == data:
             return write_result(
-                "update", "unchanged", memory_id, current, doc.path, draft.redactions
+                "update", "unchanged", doc.memory_id, current, doc.path, draft.redactions
             )
         memory = memory.with_changes(updated=now)
-        text = render(memory).encode()
-        message = changelog.one("update", changelog.entry(memory, doc.path), client)
+        if old and not old.created and "created" not in old.extra:
+            memory = memory.with_changes(created=_created_as_read(memory, doc))
+        text = _written_over(data, doc.path, memory)
+        was = changelog.entry(old, doc.path) if old else None
+        message = changelog.updated(changelog.entry(memory, doc.path), was, client)
         sha = self.store.apply([Change(doc.path, text, memory.title, expected=data)], message)
         self.index_written([(memory, doc.path, text)], sha)
         recorded.discard(self.store.run_dir, [doc.path])  # (a flag of a merged body, say)
@@ -258,18 +266,6 @@ class Writer:
             )
         return data
 
-    @staticmethod
-    def _written_over(old: bytes | None, item: Planned) -> bytes:
-        """A planned memory's bytes: over a file that parses, only what it changes (a
-        person's comments, quoting and own values stay); else rendered whole."""
-        assert item.memory is not None
-        if old is not None:
-            try:
-                return front_matter.rewritten(old.decode("utf-8"), item.path, item.memory).encode()
-            except (UnicodeDecodeError, UnparseableFile):
-                pass  # (a broken file is replaced whole; git keeps it)
-        return render(item.memory).encode()
-
     @stages.timed("index")
     def index_written(
         self, written: list[tuple[Memory, str, bytes]], sha: str, *, new_paths: bool = False
@@ -330,7 +326,7 @@ class Writer:
                 old = self.committed_bytes(item.path)
                 new = item.data
                 if new is None and item.memory is not None:
-                    new = self._written_over(old, item)
+                    new = _written_over(old, item.path, item.memory)
                 if new == old:
                     continue
                 if item.memory is not None:
@@ -394,12 +390,24 @@ def clean_client(name: str) -> str:
     return cleaned.strip() or "unknown"
 
 
-def _ours_unless_kept(old: Memory | None, key: str, ours: str) -> str | None:
-    """The file's own value of key (in our shape, or kept as written: None leaves that one
-    in place), else ours."""
-    if old is None:
-        return ours
-    return getattr(old, key) or (None if key in old.extra else ours)
+def _written_over(old: bytes | None, path: str, memory: Memory) -> bytes:
+    """A memory's bytes: over a file that parses, only what it changes (a person's
+    comments, quoting and own values stay); else rendered whole."""
+    if old is not None:
+        try:
+            return front_matter.rewritten(old.decode("utf-8"), path, memory).encode()
+        except (UnicodeDecodeError, UnparseableFile):
+            pass  # (a broken file is replaced whole; git keeps it)
+    return render(memory).encode()
+
+
+def _created_as_read(memory: Memory, doc: Indexed) -> str | None:
+    """The created of an update of a note that holds none: the date every read gave it,
+    written down only if the index would read another one from the updated file (it dates
+    such a note by what else it says, else by its update)."""
+    shown = doc.record.get("created")
+    after = document_for(memory, doc.path, version_id="", blob="", mtime_ns=0, size=0)
+    return None if json.loads(after["record"])["created"] == shown else shown
 
 
 def _entries(folder: Path) -> int:

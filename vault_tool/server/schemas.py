@@ -31,21 +31,15 @@ _NOTES = ("description", "title")
 _REF = "#/$defs/"
 
 
-def tool_schema(
-    name: str, *, patterns: bool = True, hidden: dict[str, tuple[str, ...]] | None = None
-) -> dict[str, Any]:
+def tool_schema(name: str, *, patterns: bool = True) -> dict[str, Any]:
     """schema/<name>, self-contained, with only what it reaches (and patterns if asked).
 
-    hidden: properties left out of the listing (of the top level: "", or of a definition),
-    still accepted by the server: a profile that lists fewer fields (tools.CORE_HIDDEN).
+    Every property the server accepts is listed: a host that checks a call against the
+    listing before sending it would otherwise refuse a call the server takes.
     """
     document = {k: v for k, v in copy.deepcopy(load(name)).items() if k not in _FILE_KEYS}
     pool = {**_shared_defs(), **_localised(document.pop("$defs", {}))}
     body = _localised(document)
-    for where, names in (hidden or {}).items():
-        holder = pool[where] if where else body
-        for property_name in names:
-            del holder["properties"][property_name]
     if not patterns:
         body, pool = _without_patterns(body), _without_patterns(pool)
     uses = _uses(body, pool)

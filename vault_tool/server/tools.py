@@ -65,15 +65,10 @@ class UnknownTool(LookupError):
     """A tools/call named a tool this server does not have (a protocol error, not a result)."""
 
 
-# What remember accepts but the core profile does not list: an agent pays for every
-# character of tools/list, and these serve the extended profile's projects and lifetimes.
-CORE_HIDDEN = {"": ("ttl_seconds",), "semantic_delta": ("project",)}
-
-
 def tool_specs(profile: str = "core") -> tuple[ToolSpec, ...]:
     """The tools of a profile: search and remember, and in `extended` the tools of
     extended.py; with their schemas loaded from schema/."""
-    return _core(profile == "core") + (_extended() if profile == "extended" else ())
+    return _core() + (_extended() if profile == "extended" else ())
 
 
 @cache
@@ -93,7 +88,7 @@ def _extended() -> tuple[ToolSpec, ...]:
 
 
 @cache
-def _core(lean: bool) -> tuple[ToolSpec, ...]:
+def _core() -> tuple[ToolSpec, ...]:
     return (
         ToolSpec(
             name=SEARCH,
@@ -112,15 +107,10 @@ def _core(lean: bool) -> tuple[ToolSpec, ...]:
             name=REMEMBER,
             title="Remember",
             description=(
-                "Store what a later session should know, as one git commit. create: "
-                "content_md ('# Title' first) and semantic_delta (entities each with an 'is' "
-                "gloss, at least one fact between them). update (all fields) or delete: "
-                "memory_id and the expected_version_id you last read; on version_conflict "
-                "read it again, merge, retry."
+                "Store what a later session should know, as one git commit. On "
+                "version_conflict read it again, merge, retry."
             ),
-            input_schema=schemas.tool_schema(
-                "remember.input.schema.json", patterns=False, hidden=CORE_HIDDEN if lean else None
-            ),
+            input_schema=schemas.tool_schema("remember.input.schema.json", patterns=False),
             output_schema=output_schema("remember.output.schema.json"),
             annotations={
                 "readOnlyHint": False,
