@@ -311,9 +311,11 @@ def ledger(
 
         table = Table(box=None, pad_edge=False)
         for column in ("handle", "time", "client", "query", "returned"):
-            table.add_column(column, no_wrap=column in ("handle", "time"))
+            table.add_column(column, no_wrap=column in ("handle", "time", "returned"))
         for r in records:
-            returned = ", ".join(x["memory_id"][:10] for x in r["results"]) or "-"
+            # Whole ids, one a line: an operator pastes them into feedback or show, which
+            # take no shortened id.
+            returned = "\n".join(x["memory_id"] for x in r["results"]) or "-"
             table.add_row(
                 r["id"], r["time"][:19].replace("T", " "), r["client"], r["query"], returned
             )
