@@ -30,9 +30,9 @@ def ana(vault_path: Path) -> Path:
 
 
 def _authors(path: Path, lines: str) -> None:
-    """Lines added to the [authors] table (a new vault's last), committed."""
+    """Lines added to the [authors] table, committed."""
     config = path / CONFIG_PATH
-    config.write_text(config.read_text() + f"{lines}\n")
+    config.write_text(config.read_text().replace("[authors]\n", f"[authors]\n{lines}\n"))
     git(path, "commit", "-q", "-m", "Authors", "--", CONFIG_PATH)
 
 

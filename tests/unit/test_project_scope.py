@@ -44,10 +44,11 @@ def test_the_working_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     (vault / "notes").mkdir(parents=True)
     repo.mkdir()
     monkeypatch.chdir(repo)
-    assert PROJECTS.working(None, vault) == "billing-api"
+    # A working folder never becomes a project unless asked: the vault's default.
+    assert PROJECTS.working(None, vault) == "notes"
     assert PROJECTS.working("chosen", vault) == "chosen"
     monkeypatch.chdir(vault / "notes")
-    assert PROJECTS.working(None, vault) == "notes"  # inside the vault: its default
+    assert PROJECTS.working(None, vault) == "notes"
     assert project_name("...") == "default"
 
 

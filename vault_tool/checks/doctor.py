@@ -130,6 +130,19 @@ def _check_config(checkup: Checkup) -> Check:
         f"{path}: auto_commit {str(settings.auto_commit).lower()}, debounce "
         f"{settings.debounce_ms} ms, lock timeout {settings.lock_timeout_seconds:g} s"
     )
+    if not settings.default_project:
+        # A vault made before init wrote it: each clone names its default project after
+        # its own folder, so one team's memories were two projects in two clones.
+        named = settings.projects(checkup.root).default
+        return Check(
+            "config",
+            "warn",
+            f"{summary}; [projects] default is not set: this clone calls the default "
+            f"project {named!r} after its folder, and a clone in another folder would call "
+            "it otherwise",
+            fix=f'set `default = "{named}"` under [projects] in {path} (the name this clone '
+            "used; any name will do) and commit it, so that every clone shares it",
+        )
     if settings.server_tools != "core":
         summary += f", servers offer the {settings.server_tools} tools"
     if settings.semantic:

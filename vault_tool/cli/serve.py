@@ -81,7 +81,7 @@ from vault_tool.storage.config import TOOL_PROFILES, read_config
     callback=project_name,
     help="The project this server works in: new memories that name none get it, and the "
     "extended tools' session context and work state default to it [default: [server] "
-    "project in .vault/config.toml, else the name of the folder it starts in]. "
+    "project in .vault/config.toml, else the vault's default project, wherever it starts]. "
     "docs/projects.md",
 )
 @click.option(
@@ -203,8 +203,8 @@ def serve(
     "--project",
     metavar="NAME",
     callback=project_name,
-    help="Have the server work in this project (`serve --project`) [default: the name of "
-    "the folder HOST starts it in].",
+    help="Have the server work in this project (`serve --project`) [default: the vault's "
+    "[server] project, else its default project].",
 )
 @vault_options
 def connect(

@@ -1,11 +1,10 @@
-"""Projects: which project a memory belongs to, and the memories of one project. Pure but
-for the working folder a process runs in (Projects.working).
+"""Projects: which project a memory belongs to, and the memories of one project. Pure.
 
 A memory's project is its front matter `project`, else the project its top-level folder is
 mapped to in `.vault/config.toml` (`[projects.folders]`), else the vault's default project
-(`[projects] default`, else the vault folder's name). The index keeps only what a file says
-(its declared project and its top-level folder), so a changed mapping needs no rebuild: a
-search for a project asks for both (`Scope`).
+(`[projects] default`, written by init and committed; else the vault folder's name). The
+index keeps only what a file says (its declared project and its top-level folder), so a
+changed mapping needs no rebuild: a search for a project asks for both (`Scope`).
 """
 
 from __future__ import annotations
@@ -74,16 +73,11 @@ class Projects:
 
     def working(self, chosen: str | None, root: Path) -> str:
         """The project a process works in: the one chosen (--project or the config), else
-        its working folder's name, or the vault's default when it works inside the vault."""
-        if chosen:
-            return chosen
-        try:
-            cwd = Path.cwd()
-        except FileNotFoundError:  # its folder was removed under it
-            return self.default
-        if cwd == root or root in cwd.parents:
-            return self.default
-        return project_name(cwd.name)
+        the vault's default. A working folder never becomes a project unless asked: a
+        server started in `/tmp/xyz` would stamp `xyz` into every memory it wrote, and
+        two clones would write two projects for one team's memories."""
+        del root  # (the vault's place no longer matters: kept for the callers' signature)
+        return chosen or self.default
 
 
 def place(drafts: list[Any], projects: Projects, working: str) -> None:

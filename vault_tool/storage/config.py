@@ -54,18 +54,9 @@ semantic = false
 # read, timeline, ...: docs/mcp.md). `vault-tool serve --tools` overrides it.
 tools = "core"
 # The project a server works in: new memories without a `project` get it, and the
-# extended tools' session context and work state default to it. Empty: the folder the
-# server is started in (the vault's default project when that is inside the vault).
+# extended tools' session context and work state default to it. Empty: the vault's
+# default project (below), wherever the server is started.
 project = ""
-
-[projects]
-# The project of a memory whose front matter names none and whose top-level folder is
-# not mapped below. Empty: this vault folder's name. docs/projects.md
-default = ""
-
-[projects.folders]
-# Top-level folders whose memories belong to a project, for example:
-# clients-acme = "acme"
 
 [authors]
 # Who git names as the author of a client's writes; the committer stays you, whose
@@ -73,6 +64,16 @@ default = ""
 # own commands (cli, sync, import, sample) and hand edits: you. "me": you. docs/team.md
 # claude-code = "Claude Code <claude-code@example.com>"
 # my-script = "me"
+
+[projects]
+# The project of a memory whose front matter names none and whose top-level folder is
+# not mapped below: written by init (the vault folder's name then), and shared by every
+# clone. Empty: each clone's folder name (doctor asks to set it). docs/projects.md
+default = "{{default_project}}"
+
+[projects.folders]
+# Top-level folders whose memories belong to a project, for example:
+# clients-acme = "acme"
 """
 
 
@@ -81,6 +82,13 @@ default = ""
 # HAND_EDIT_CLIENT): their writes keep the person's identity as author.
 PERSONS_CLIENTS = frozenset({"cli", "sync", "import", "sample", "hand-edit"})
 _AUTHOR = re.compile(r"^[^<>\n]*[^<>\s] <[^<>\s]+>\Z")
+
+
+def new_config(folder: str) -> str:
+    """The config.toml init writes in a folder of this name: the defaults, and the
+    vault's default project named after the folder (so that every clone of it shares
+    one, whatever the folder a clone is in is called)."""
+    return DEFAULT_CONFIG.replace("{default_project}", project_name(folder))
 
 
 @dataclass(frozen=True)

@@ -151,7 +151,7 @@ class Store:
         (root / ".vault" / "run").mkdir(parents=True)
         adopt.write_gitignore(root, GITIGNORE)
         write_new(root / ".gitattributes", GITATTRIBUTES)
-        write_new(root / config_module.CONFIG_PATH, config_module.DEFAULT_CONFIG)
+        write_new(root / config_module.CONFIG_PATH, config_module.new_config(root.name))
         settings = config_module.read_config(root)
         store = cls(root, Git(root, repo, settings.lock_timeout_seconds), settings)
         merge_setup.register(store.git, store.repo.git_dir, root)
