@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core.debounce import Debouncer
-from vault_tool.core.ids import is_memory_path
+from vault_tool.core.ids import may_hold_memory
 from vault_tool.core.printable import escape
 from vault_tool.engine.file_indexing import SyncReport
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import VaultError
 from vault_tool.storage.folder import files_under
 from vault_tool.storage.lease import Lease
+from vault_tool.storage.left_out import RULE_FILES
 from vault_tool.storage.processes import HEARTBEAT_SECONDS
 
 log = logging.getLogger(__name__)
@@ -240,8 +241,12 @@ class Watcher:
                     # own. (A created folder needs nothing: the observer reports its files.)
                     if event.event_type in ("moved", "deleted"):
                         self._rescan = True
-                elif is_memory_path(rel):
+                elif may_hold_memory(rel):
                     self._pending.note(rel)
+                elif rel in RULE_FILES or rel == ".gitignore":
+                    # What is left out changed: the whole vault is looked over (a catch-up
+                    # drops what is left out now, and takes in what no longer is).
+                    self._rescan = True
 
     def _top_level_folder_changed(self, event: Any, raw: Any, rel: str) -> None:
         """Keep one recursive watch per top-level folder as folders come, go and move."""
@@ -304,7 +309,7 @@ class Watcher:
             rel
             for folder in sorted(folders)
             for rel, _ in files_under(self.root, folder)
-            if is_memory_path(rel)
+            if may_hold_memory(rel)
         ]
 
     def _took_in(self, report: SyncReport) -> None:

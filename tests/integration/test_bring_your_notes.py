@@ -11,7 +11,8 @@ from tests.cli_support import invoke_json
 from vault_tool.engine.vault import Vault
 
 OBSIDIAN_FOLDER = {
-    # No H1 anywhere: titles come from file names, a front matter title, or a lower heading.
+    # Titles come from a front matter title, an H1 the note opens with, else the file name
+    # (a lower heading is a section's, as Obsidian shows it).
     "Daily/2026-11-30.md": "Standup: #billing migration is blocked on [[Lena]].\n",
     "Projects/Alpha/Kickoff notes.md": (
         "Met with [[Lena|the DBA]] about the ![[diagram.png]] and the [[Lena#Tools]].\n\n"
@@ -37,7 +38,7 @@ TITLES = {
     "Projects/Alpha/Kickoff notes.md": "Kickoff notes",
     "People/Lena.md": "Lena",
     "Reading/Books.md": "Books to read",
-    "Inbox.md": "Quick capture",
+    "Inbox.md": "Inbox",
     "Setext.md": "Wombat facts",
 }
 

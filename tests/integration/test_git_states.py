@@ -301,7 +301,7 @@ def test_a_watcher_started_during_a_merge_waits_for_it(vault, vault_path, caplog
 
 def test_a_nested_vault_is_not_the_outer_vaults(vault_path):
     inner = vault_path / "projects" / "inner"
-    Store.init(inner).close()
+    Store.init(inner, nested=True).close()
     with Vault.open(inner, client="pytest") as nested:
         made = nested.remember(create_args("Inner memory"))
     with Vault.open(vault_path, client="pytest") as outer:

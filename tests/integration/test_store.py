@@ -134,7 +134,7 @@ def test_vault_nested_in_another_repository_commits_only_into_its_own(tmp_path: 
     outer_head = git(outer, "rev-parse", "HEAD")
 
     inner = outer / "notes" / "vault"
-    Store.init(inner).close()
+    Store.init(inner, nested=True).close()  # (asked for: refused without it)
     with Vault.open(inner, client="pytest") as vault:
         vault.remember(create_args())
 

@@ -9,7 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vault_tool.core import links
-from vault_tool.core.hand_made import first_heading, inline_tags, normalize_tags, tag_name
+from vault_tool.core.hand_made import (
+    inline_tags,
+    normalize_tags,
+    opening_h1,
+    tag_name,
+    title_of,
+)
 from vault_tool.core.memory import parse, render
 from vault_tool.errors import UnparseableFile
 
@@ -18,16 +24,17 @@ from vault_tool.errors import UnparseableFile
     ("text", "title"),
     [
         ("---\ntitle: From the front matter\n---\n## A heading\n", "From the front matter"),
-        ("## Second-level heading ##\n\ntext\n", "Second-level heading"),
+        ("# First-level heading ##\n\ntext\n", "First-level heading"),
+        ("## Tasks\n\n- [ ] a\n", "Project Ideas"),  # a lower heading is a section's
         ("Some words first.\n\n## A section\n", "Project Ideas"),
         ("Setext title\n============\n\nbody\n", "Setext title"),
         ("```\n# not a heading\n```\n\nbody\n", "Project Ideas"),
         ("no heading at all\n", "Project Ideas"),
         ("---\ntitle: 2024\n---\ntext\n", "2024"),
-        ("---\ntitle: ''\n---\n### Deep\n", "Deep"),
+        ("---\ntitle: ''\n---\n# Deep\n", "Deep"),
     ],
 )
-def test_a_title_comes_from_front_matter_then_the_opening_heading_then_the_file_name(text, title):
+def test_a_title_comes_from_front_matter_then_the_opening_h1_then_the_file_name(text, title):
     assert parse(text, "projects/Project Ideas.md").title == title
 
 
@@ -106,10 +113,13 @@ def test_the_structure_of_a_memory_is_still_held_to_the_schema_with_its_line():
     assert caught.value.line == 3
 
 
-def test_only_a_heading_the_note_opens_with_is_its_title():
-    assert first_heading("\n\n### Deep\n") == "Deep"
-    assert first_heading("~~~\n## in code\n~~~\n") is None
-    assert first_heading("\n---\n\ntext\n") is None
+def test_only_an_h1_the_note_opens_with_is_its_title():
+    assert opening_h1("\n\n# Deep\n") == "Deep" and opening_h1("Deep\n===\n") == "Deep"
+    assert opening_h1("## Tasks\n- [ ] a\n") is None and opening_h1("Tasks\n---\n") is None
+    assert title_of("## Tasks\n\n- [ ] call Lena\n", "Daily/2026-12-01.md") == "2026-12-01"
+    assert opening_h1("~~~\n# in code\n~~~\n") is None
+    assert opening_h1("\n---\n\ntext\n") is None
+    assert opening_h1("text\n\n# Later\n") is None  # a section's, after the first text
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "  \t\n", "\ufeff\n"])
@@ -124,4 +134,4 @@ def test_a_hostile_heading_line_is_read_in_linear_time():
     # A pattern for the closing #s backtracked on a long line of spaces (minutes at 100k).
     text = "# a" + " " * 100_000 + "b\n\nbody\n"
     assert parse(text, "notes/n.md").title == "a b"
-    assert first_heading("## T ##\n") == "T" and first_heading("# a # b #\n") == "a # b"
+    assert opening_h1("# T ##\n") == "T" and opening_h1("# a # b #\n") == "a # b"

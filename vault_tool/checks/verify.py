@@ -22,7 +22,7 @@ from typing import Any
 from vault_tool.checks.checkup import Checkup
 from vault_tool.core import changelog
 from vault_tool.core.changelog import Entry
-from vault_tool.core.ids import is_memory_path, path_id, path_problem
+from vault_tool.core.ids import path_id, path_problem
 from vault_tool.core.memory import UTF8_HINT, Memory, parse
 from vault_tool.core.moves import find_moves
 from vault_tool.core.printable import escape
@@ -168,7 +168,9 @@ def verify(checkup: Checkup, progress: Progress | None = None) -> VerifyReport:
     report = VerifyReport(index=checkup.index_state)
     on_disk = sorted(p for p, _ in store.iter_memory_paths())
     try:
-        head = {p: b for p, b in store.head_blobs().items() if is_memory_path(p)}
+        committed = store.head_blobs()
+        listed = store.memory_files(list(committed))  # (as the folder's are: left_out.py)
+        head = {p: committed[p] for p in listed}
     except VaultError:
         head = {}  # no commit yet: doctor's git check says so
     docs, twice = _documents(checkup.index) if checkup.index is not None else ({}, [])

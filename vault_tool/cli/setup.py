@@ -18,8 +18,15 @@ from vault_tool.cli.output import (
 @click.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False))
 @click.option("--sample", is_flag=True, help="Fill the new vault with the bundled sample memories.")
+@click.option(
+    "--nested",
+    is_flag=True,
+    help="Make the vault a repository of its own even inside another git repository.",
+)
 @vault_options
-def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) -> None:
+def init(
+    path: str | None, sample: bool, nested: bool, vault_path: str | None, as_json: bool
+) -> None:
     """Make a folder a vault: a new one, or a folder of notes you already have, in place.
 
     PATH defaults to --vault, then $VAULT_TOOL_VAULT, then the current folder. An existing
@@ -29,21 +36,25 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
     to purge it); if not, a new repository's first commit holds the vault's files and every
     note, except a note that holds a secret (it stays out of git; `vault-tool doctor` lists
     it). Any Markdown file is
-    a memory: its title comes from front matter `title`, else its first heading, else its
-    file name. With --sample the new vault gets a small engineering team's memories, each
-    in its own commit. Works without a global git identity (it then commits as vault-tool).
+    a memory: its title comes from front matter `title`, else an H1 it opens with, else its
+    file name. Not memories, and left as they are: the folders Obsidian's settings name for
+    templates, what `.vaultignore` (gitignore syntax) or git ignores, and the root README.md
+    (a line `!/README.md` in `.vaultignore` makes it a note). A folder inside another git
+    repository is refused unless --nested. With --sample the new vault gets a small
+    engineering team's memories, each in its own commit. Works without a global git identity
+    (it then commits as vault-tool).
     """
     from vault_tool.engine.vault import Vault
     from vault_tool.ops.sample import create_sample_vault
     from vault_tool.storage.config import resolve_vault_path
 
     root = resolve_vault_path(path or vault_path)
-    adopted = None
+    adopted: dict = {}
     if sample:
-        create_sample_vault(root, progress=progress_callback("Writing sample memories"))
+        create_sample_vault(root, progress_callback("Writing sample memories"), nested=nested)
     else:
-        adopted = Vault.create(root)
-    held_back = (adopted or {}).get("held_back", {})
+        adopted = Vault.create(root, nested=nested)
+    held_back = adopted.get("held_back", {})
     with Vault.open(root, catch_up=False) as vault:
         report = vault.catch_up(progress=progress_callback("Indexing"))
         # A repository's notes are committed already: one holding a secret is kept out of
@@ -53,7 +64,7 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
             "vault": str(root),
             "memories": vault.count(),
             "version_id": vault.head(),
-            "kept_git_history": adopted is None and not sample,
+            "kept_git_history": adopted.get("kept_git_history", False),
             "held_back": held_back,
             "secrets_in_git": {p: report.problems[p]["reason"] for p in sorted(in_git)},
             "unreadable": {
@@ -61,7 +72,10 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
                 for p, e in report.problems.items()
                 if p not in held_back and p not in in_git
             },
-            "attachments_left_out": (adopted or {}).get("other_files", 0),
+            "attachments_left_out": adopted.get("other_files", 0),
+            # Notes the folder's rules say are no memories (storage/left_out.py), and why.
+            "left_out": adopted.get("left_out", {}),
+            "readme": adopted.get("readme"),
         }
 
     def render(out):  # type: ignore[no-untyped-def]
@@ -76,6 +90,13 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
         ):
             for rel, why in sorted(result[found].items()):
                 out.print(f"  {title}: {shown_in_markup(rel)}: {shown_in_markup(why)}")
+        if result["left_out"]:
+            out.print(f"  {_left_out_line(result['left_out'])}; they stay as they are")
+        if result["readme"]:
+            out.print(
+                f"  {result['readme']} is the folder's readme, not a memory "
+                "(a line `!/README.md` in .vaultignore makes it one)"
+            )
         if result["attachments_left_out"]:
             out.print(
                 f"  {result['attachments_left_out']} files that are not notes (attachments) are"
@@ -92,6 +113,16 @@ def init(path: str | None, sample: bool, vault_path: str | None, as_json: bool) 
         out.print(f"Next: [bold]{shown_in_markup(again)}[/bold]")
 
     emit(result, as_json, render)
+
+
+def _left_out_line(left_out: dict[str, str]) -> str:
+    """`N notes left out: 2 in the Obsidian templates folder (...), 1 ignored by git`."""
+    reasons: dict[str, int] = {}
+    for why in left_out.values():
+        reasons[why] = reasons.get(why, 0) + 1
+    noun = "note" if len(left_out) == 1 else "notes"
+    parts = ", ".join(f"{n} {shown_in_markup(why)}" for why, n in sorted(reasons.items()))
+    return f"{len(left_out)} {noun} left out: {parts}"
 
 
 COMMANDS = [init]

@@ -1,8 +1,10 @@
 """A person's notes read as memories, whatever their shape. Pure: no I/O.
 
 A file without a ULID `id` is a person's note (an Obsidian vault's, say), read the way its
-editor reads it: the title from front matter `title`, else the heading it opens with (any
-level), else its file name; the type from `memory_type`, else `type`, else `note`; `tags`
+editor shows it: the title from front matter `title`, else the H1 it opens with, else its
+file name (a daily note opening with `## Tasks` is its date, not "Tasks"); the day it was
+made from `created`, else Obsidian's `date` (created_of); the type from `memory_type`,
+else `type`, else `note`; `tags`
 as a list or as one string; inline `#tags` in the body. A value of one of our keys that
 does not have our shape (`status: draft`, `created: last spring`, a numeric `id`) is not
 ours to judge: it is kept in the file as written and the memory goes without it. Only the
@@ -21,6 +23,7 @@ from typing import Any
 
 from vault_tool.core import links, schema
 from vault_tool.core.ids import is_ulid
+from vault_tool.core.times import parse_time
 
 # Keys whose odd values are a person's own convention: kept as written, not refused.
 CONVENTION_KEYS = ("id", "title", "project", "rule", "status", "source", "created", "updated")
@@ -28,7 +31,7 @@ TITLE_LENGTH = 200
 MAX_TAGS = 20
 _TAG_LENGTH = 50
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ 	]+(.*))?$")
-_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_UNDER_H1 = re.compile(r"^ {0,3}=+[ \t]*$")
 # Obsidian's inline tag: `#` at a line's start or after a space, then a name with at least
 # one character that is not a digit (#2024 is a number, not a tag); never inside a word, a
 # URL (`http://x/#frag`), an entity (`&#1;`) or a link (`[[#heading]]`, `[[Page#Head]]`).
@@ -76,19 +79,39 @@ def lenient(meta: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def title_of(body: str, path: str) -> str:
-    """A note's title without a front matter one: its first heading, else its file name."""
-    return first_heading(body) or clean_title(PurePosixPath(path).stem) or "Untitled"
+    """A note's title without a front matter one: the H1 it opens with, else its file name."""
+    return opening_h1(body) or clean_title(PurePosixPath(path).stem) or "Untitled"
 
 
-def first_heading(body: str) -> str | None:
-    """The text of the heading a note opens with, of any level (ATX `## x`, or a line
-    underlined with `===` or `---`), or None: a heading after the first text is a section's."""
+def opening_h1(body: str) -> str | None:
+    """The text of the H1 a note opens with (ATX `# x`, or a line underlined with `===`),
+    or None. A lower heading is a section's (`## Tasks` in every daily note), and so is a
+    heading after the first text: Obsidian and most editors show the file name then."""
     lines = body.lstrip("\n").splitlines()[:2]
     heading = atx_heading(lines[0]) if lines else None
     if heading:
-        return clean_title(heading[1])
-    if len(lines) == 2 and not links.FENCE.match(lines[0]) and _UNDERLINE.match(lines[1]):
+        return clean_title(heading[1]) if heading[0] == 1 else None
+    if len(lines) == 2 and not links.FENCE.match(lines[0]) and _UNDER_H1.match(lines[1]):
         return clean_title(lines[0])
+    return None
+
+
+def created_of(extra: dict[str, Any]) -> str | None:
+    """The day a person's note was made, from the front matter keys our `created` does not
+    read: a `created` kept as written for its shape, else Obsidian's `date`; each may be a
+    link to a daily note (`"[[2025-04-05]]"`). None if neither is a time of the calendar."""
+    for key in ("created", "date"):
+        value = extra.get(key)
+        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
+            value = value[0][0] if len(value[0]) == 1 else None  # ([[2025-04-05]] unquoted)
+        if isinstance(value, str):
+            text = value.strip()
+            text = text[2:-2].strip() if text.startswith("[[") and text.endswith("]]") else text
+            try:
+                parse_time(text)
+            except ValueError:
+                continue
+            return text
     return None
 
 

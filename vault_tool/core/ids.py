@@ -103,11 +103,21 @@ def is_state_path(relpath: str) -> bool:
     return len(parts) == 3 and parts[0] == STATE_FOLDER and parts[2].endswith(".yaml")
 
 
+ROOT_README = "README.md"
+
+
+def may_hold_memory(relpath: str) -> bool:
+    """is_memory_path, or the root README.md: a memory only where the vault's folder keeps
+    it one (storage/left_out.py reads that rule, and the rules a person keeps)."""
+    return relpath == ROOT_README or is_memory_path(relpath)
+
+
 def is_memory_path(relpath: str) -> bool:
-    """Whether a vault-relative path can hold a memory (not .git, .vault, dotfiles, backups)."""
+    """Whether a vault-relative path can hold a memory (not .git, .vault, dotfiles, backups,
+    the root README.md: see may_hold_memory)."""
     parts = relpath.split("/")
     name = parts[-1]
-    if not name.endswith(".md") or relpath == "README.md":
+    if not name.endswith(".md") or relpath == ROOT_README:
         return False
     if any(p.startswith(".") or not p for p in parts):
         return False

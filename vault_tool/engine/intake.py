@@ -175,14 +175,15 @@ class Intake:
         indexed: its last good version stays searchable and the problem is recorded for
         `vault-tool doctor`. Files that equal what the index holds are skipped. While git is
         busy (repo_state.py) nothing is taken in: VaultBusy says why, and the caller retries.
-        Files of a repository or vault nested in this one are not this vault's: ignored.
+        Files of a repository or vault nested in this one are not this vault's, and files
+        the person's rules leave out are no memories (storage/left_out.py): ignored.
         A file that changes as it is read (storage/steady.py) is read again, a clock tick
         apart, a few times; if it never holds still it is left as it was, recorded as a
         problem and listed in report.changing, for the caller's next look.
         """
         commit = self.store.config.auto_commit if commit is None else commit
         nested = NestedFolders(self.root)
-        paths = [p for p in paths if not nested.holds(p)]
+        paths = self.store.memory_files([p for p in paths if not nested.holds(p)])
         for _ in range(STEADY_TRIES - 1):
             report = self._sync_once(paths, commit, last_try=False)
             if report is not None:

@@ -68,13 +68,17 @@ class Vault(Lookups):
         return vault
 
     @classmethod
-    def create(cls, path: Path | str, *, readme: str | None = None) -> dict[str, Any] | None:
-        """Make a folder a vault (a new one, or a folder of notes in place): None if it kept
-        its own git history, else the notes its first commit adopted and those held back."""
+    def create(
+        cls, path: Path | str, *, readme: str | None = None, nested: bool = False
+    ) -> dict[str, Any]:
+        """Make a folder a vault (a new one, or a folder of notes in place): what it found
+        (storage/adopt.py: the notes, those held back from a first commit, those the
+        folder's rules leave out) and whether it kept the folder's own git history."""
         root = Path(path).resolve()
-        found = None if (root / ".git").exists() else adopt.existing_files(root)
-        Store.init(root, readme=readme, found=found).close()
-        return None if found is None else asdict(found)
+        kept = (root / ".git").exists()
+        found = adopt.existing_files(root) if root.is_dir() else adopt.Found()
+        Store.init(root, readme=readme, found=found, nested=nested).close()
+        return {**asdict(found), "kept_git_history": kept}
 
     def close(self) -> None:
         """Flush the ledger, release the index and every git helper process."""

@@ -21,11 +21,15 @@ def sample_dir() -> Path:
     return packaged if packaged.is_dir() else package.parent / "sample-vault"
 
 
-def create_sample_vault(root: Path, progress: Callable[[int, int], None] | None = None) -> int:
-    """Make a vault at root holding the sample memories, one commit each at its creation time."""
+def create_sample_vault(
+    root: Path, progress: Callable[[int, int], None] | None = None, *, nested: bool = False
+) -> int:
+    """Make a vault at root holding the sample memories, one commit each at its creation time
+    (nested: even inside another repository, Store.init)."""
     source = sample_dir()
     readme = source / "README.md"
-    Vault.create(root, readme=readme.read_text(encoding="utf-8") if readme.exists() else None)
+    text = readme.read_text(encoding="utf-8") if readme.exists() else None
+    Vault.create(root, readme=text, nested=nested)
     memories = []
     for path in sorted(source.rglob("*.md")):
         rel = path.relative_to(source).as_posix()

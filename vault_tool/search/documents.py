@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from vault_tool.core import ids, projects
+from vault_tool.core import hand_made, ids, projects
 from vault_tool.core.links import aliases_of
 from vault_tool.core.memory import Memory, fingerprint
 from vault_tool.core.text import normalize_name, shared_analyzer, text_analyzer
@@ -20,8 +20,10 @@ from vault_tool.core.times import parse_time, stamp_time
 from vault_tool.search import links
 
 # Bump when the fields, the analyzers or what is indexed change: an older index is then
-# rebuilt on open (11: a committed file holding a secret is no longer indexed).
-INDEX_SCHEMA_VERSION = 11
+# rebuilt on open (11: a committed file holding a secret is no longer indexed; 12: a
+# person's note is titled by an H1 or its file name, dated by Obsidian's `date`, and what
+# the folder's rules leave out is not indexed).
+INDEX_SCHEMA_VERSION = 12
 
 
 @dataclass(frozen=True)
@@ -135,10 +137,12 @@ def document_for(
     A file without an id in its front matter (made by hand) is known by its path's id.
     """
     memory_id = memory.id or ids.path_id(path)
-    # A hand-made file without dates is dated by its modification time.
+    # A hand-made file without dates is dated by its modification time; one made in
+    # Obsidian may say the day it was made as `date`, or as a link to its daily note.
     modified = stamp_time(mtime_ns / 1e9)
-    updated = memory.updated or memory.created or modified
-    created = memory.created or updated
+    made = memory.created or hand_made.created_of(memory.extra)
+    updated = memory.updated or made or modified
+    created = made or updated
     record = {
         "semantic_delta": memory.semantic_delta(),
         "content_md": memory.body,

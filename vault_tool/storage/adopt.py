@@ -5,8 +5,10 @@ No note is rewritten. A folder that is already a git repository keeps its histor
 repository whose first commit holds the vault's files and the notes as they are, except an
 empty note, one larger than a memory may be, and a note whose name or text holds a secret
 (never written to git: the first open reports it).
-Attachments (images, PDFs, canvases) and dot folders (.obsidian/, .trash/) are left as
-they are: they are not memories, and whether they are versioned is the person's choice.
+Attachments (images, PDFs, canvases), dot folders (.obsidian/, .trash/) and the notes the
+person's rules leave out (left_out.py: Obsidian's templates, .vaultignore, .gitignore, the
+folder's README) are left as they are: they are not memories, and whether they are
+versioned is the person's choice.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from vault_tool.core import changelog, ids, redact
 from vault_tool.core.memory import MAX_FILE_BYTES
 from vault_tool.storage.durable import write_new
 from vault_tool.storage.folder import files_under
+from vault_tool.storage.left_out import README_REASON
 
 # The lines of the vault's .gitignore that must be there for its caches to stay out of git.
 REQUIRED_IGNORES = (".vault/index/", ".vault/run/", ".vault/ledger/", ".*.vault-tmp-*")
@@ -31,22 +34,49 @@ class Found:
     notes: list[str] = field(default_factory=list)
     held_back: dict[str, str] = field(default_factory=dict)  # path -> why
     other_files: int = 0
+    left_out: dict[str, str] = field(default_factory=dict)  # path -> which rule
+    readme: str | None = None  # the folder's README.md, left out as no memory
 
 
 def existing_files(root: Path) -> Found:
-    """The notes of a folder about to become a vault (its own files and dot folders aside)."""
+    """The Markdown files of a folder about to become a vault (its own files and dot
+    folders aside), before sort_out: they are its notes unless a rule leaves them out."""
     found = Found()
     for rel, _ in files_under(root):
-        if not ids.is_memory_path(rel):
-            found.other_files += 1
-            continue
-        why = ids.path_problem(rel) or _why_held_back(root / rel)
-        if why:
-            found.held_back[redact.redact_name(rel)] = why  # (a name may hold the secret)
-        else:
+        if ids.may_hold_memory(rel):
             found.notes.append(rel)
+        else:
+            found.other_files += 1
     found.notes.sort()
     return found
+
+
+def sort_out(found: Found, root: Path, left_out: dict[str, str], *, commit: bool) -> None:
+    """Take out of found's notes those the person's rules leave out (left_out: path -> why)
+    and, for a first commit, those it holds back (empty, too large, a secret)."""
+    notes = []
+    for rel in found.notes:
+        if rel in left_out:
+            if rel == ids.ROOT_README and left_out[rel] == README_REASON:
+                found.readme = rel
+            else:
+                found.left_out[redact.redact_name(rel)] = left_out[rel]
+        elif commit and (why := ids.path_problem(rel) or _why_held_back(root / rel)):
+            found.held_back[redact.redact_name(rel)] = why  # (a name may hold the secret)
+        else:
+            notes.append(rel)
+    found.notes = notes
+
+
+def enclosing_repository(root: Path) -> Path | None:
+    """The working folder of the git repository root is inside (root itself aside), or None.
+
+    Looked for by hand, not by git: the vault's processes stop git's own search at the
+    vault's folder (git.clear_git_environment), so it never commits into an outer one."""
+    for folder in root.parents:
+        if (folder / ".git").exists():
+            return folder
+    return None
 
 
 def new_repository(root: Path) -> Any:
@@ -73,6 +103,11 @@ def first_commit_message(found: Found) -> str:
     body = f"Adopts {len(found.notes)} existing {noun} as they are." if found.notes else ""
     if found.held_back:
         body += f" Holds back {len(found.held_back)} (see `vault-tool doctor`)."
+    if found.left_out:
+        body += (
+            f" Leaves out {len(found.left_out)} the folder's rules say are not memories"
+            " (Obsidian's templates, .vaultignore, .gitignore)."
+        )
     return changelog.subject("initialize") + (f"\n\n{body.strip()}" if body else "")
 
 

@@ -272,6 +272,30 @@ class Git:
                 blobs[path] = meta.split()[2]
         return blobs
 
+    def ignored(self, paths: list[str]) -> set[str]:
+        """Of these paths, those git ignores (.gitignore, info/exclude, global excludes; a
+        file HEAD holds never is): one `git check-ignore` for all of them.
+
+        Asked without git's index (--no-index), which a listing must not need (a damaged
+        one is doctor's to name); what is tracked is then HEAD's, a tree lookup of only
+        the few paths a rule matches."""
+        if not paths:
+            return set()
+        with tempfile.TemporaryFile() as source:
+            source.write("\0".join(paths).encode() + b"\0")
+            source.seek(0)
+            # Exit 1 says "none ignored": not an error, so git's status is read, not raised.
+            status, out, err = self.repo.git.execute(
+                ["git", "-c", "core.quotepath=off", "check-ignore", "--no-index", "-z", "--stdin"],
+                istream=source,
+                with_extended_output=True,
+                with_exceptions=False,
+                strip_newline_in_stdout=False,
+            )
+        if status not in (0, 1):
+            raise git_failure("check-ignore", str(err).strip())
+        return {p for p in str(out).split("\0") if p and self.head_blob(p) is None}
+
     def head_blob(self, relpath: str) -> str | None:
         """The blob sha of relpath in HEAD, or None if HEAD does not have it."""
         head = self.head_or_none()

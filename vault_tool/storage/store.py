@@ -22,7 +22,7 @@ from stat import S_ISREG
 
 from vault_tool.core import stages
 from vault_tool.core.changelog import client_of, subject
-from vault_tool.core.ids import is_memory_path
+from vault_tool.core.ids import may_hold_memory
 from vault_tool.core.memory import MAX_FILE_BYTES, too_large
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
 from vault_tool.storage import adopt, merge_setup, versions
@@ -48,6 +48,7 @@ from vault_tool.storage.git import (
     open_repo,
 )
 from vault_tool.storage.head_movers import moving_git, wait_out_moving_git
+from vault_tool.storage.left_out import LeftOut
 from vault_tool.storage.locks import WriteLock
 from vault_tool.storage.processes import git_command
 from vault_tool.storage.repair import Repairs
@@ -106,6 +107,8 @@ class Store:
         # Threads of one process queue here before the cross-process file lock.
         self._threads = threading.RLock()
         self.commits.guard.undo_stopped_sync = self._undo_stopped_sync
+        # The Markdown files the person's own rules say are not memories (left_out.py).
+        self.left_out = LeftOut(root, repo.ignored)
 
     def close(self) -> None:
         """Stop git's helper processes."""
@@ -133,9 +136,18 @@ class Store:
         return store
 
     @classmethod
-    def init(cls, root: Path, readme: str | None = None, found: adopt.Found | None = None) -> Store:
+    def init(
+        cls,
+        root: Path,
+        readme: str | None = None,
+        found: adopt.Found | None = None,
+        *,
+        nested: bool = False,
+    ) -> Store:
         """Make a folder a vault, a new one or a folder of notes in place (adopt.py): found is
-        what a folder without a repository holds; its notes go into the first commit."""
+        what the folder holds (adopt.existing_files), sorted out here by the folder's rules;
+        without a repository of its own, its notes go into the first commit. A folder inside
+        another repository is refused unless nested (it would be a repository in a repository)."""
         root = Path(root).resolve()  # (as find_vault: the paths the system reports are)
         if (root / ".vault").exists():
             raise InvalidInput(
@@ -143,9 +155,17 @@ class Store:
             )
         if root.exists() and not root.is_dir():
             raise InvalidInput(f"{root} exists and is not a folder", hint="pick another path")
-        root.mkdir(parents=True, exist_ok=True)
         clear_git_environment(root)
         fresh = not (root / ".git").exists()
+        if fresh and not nested and (outer := adopt.enclosing_repository(root)) is not None:
+            raise InvalidInput(
+                f"{root} is inside the git repository at {outer}: the vault would be a "
+                "repository inside that one",
+                hint="pick a folder outside it; or pass --nested to make the vault a repository "
+                f"of its own there, and add {root.relative_to(outer).as_posix()}/ to "
+                f"{outer / '.gitignore'}",
+            )
+        root.mkdir(parents=True, exist_ok=True)
         repo = adopt.new_repository(root) if fresh else open_repo(root)
         adopt.configure(repo)
         (root / ".vault" / "run").mkdir(parents=True)
@@ -163,10 +183,12 @@ class Store:
             write_new(root / "README.md", readme)
             paths.append("README.md")
         store.git("add", "--", *paths)
+        found = found or adopt.Found()
+        left_out = store.left_out.why(found.notes)
+        adopt.sort_out(found, root, left_out, commit=fresh)
         if not fresh:  # a person's repository: its staged work stays out of this commit
             store.git("commit", "--quiet", "-m", subject("initialize"), "--", *paths)
             return store
-        found = found or adopt.Found()
         if found.notes:
             listed = "\0".join(found.notes).encode()
             # Streamed into one pack (git's bulk check-in, for files over the threshold):
@@ -269,8 +291,10 @@ class Store:
         """Every memory file in the vault with its stat, without following symlinks. A file
         removed between the folder's listing and its stat (a person's checkout, stash or
         clean meanwhile) is left out, as a later listing would leave it."""
-        for rel, entry in files_under(self.root):
-            if not is_memory_path(rel):
+        found = [(rel, entry) for rel, entry in files_under(self.root) if may_hold_memory(rel)]
+        left_out = self.left_out.why(rel for rel, _ in found)
+        for rel, entry in found:
+            if rel in left_out:
                 continue
             try:
                 stat = entry.stat(follow_symlinks=False)
@@ -278,11 +302,19 @@ class Store:
                 continue
             yield rel, stat
 
+    def memory_files(self, relpaths: list[str]) -> list[str]:
+        """Of these paths, those that can hold a memory (not left out: left_out.py), in order."""
+        candidates = [p for p in relpaths if may_hold_memory(p)]
+        left_out = self.left_out.why(candidates)
+        return [p for p in candidates if p not in left_out]
+
     def lists(self, relpath: str) -> bool:
         """Whether iter_memory_paths would list this file now: a regular file, reached
         without a symlink (a link in its place is refused, and dropped from the index)."""
         try:
-            return is_memory_path(relpath) and S_ISREG(os.lstat(self.resolve(relpath)).st_mode)
+            if not may_hold_memory(relpath) or self.left_out.holds(relpath):
+                return False
+            return S_ISREG(os.lstat(self.resolve(relpath)).st_mode)
         except (InvalidInput, OSError):
             return False
 
@@ -315,9 +347,11 @@ class Store:
         )  # fmt: skip
         paths, nested = [], NestedFolders(self.root)
         for record in out.split("\0"):
-            if len(record) > 3 and is_memory_path(record[3:]) and not nested.holds(record[3:]):
+            if len(record) > 3 and may_hold_memory(record[3:]) and not nested.holds(record[3:]):
                 paths.append(record[3:])
-        return paths
+        # (git's status leaves out what git ignores already: only the vault's own rules)
+        left_out = self.left_out.why(paths, ask_git=False)
+        return [p for p in paths if p not in left_out]
 
     # --- writing -------------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ def read_markdown(
     history: dict[str, tuple[str, str]] | None = None,
 ) -> Source:
     """Plain Markdown notes, each kept as it is: its body unchanged, its front matter's keys
-    kept. The title is front matter `title`, else the first heading, else the file name;
+    kept. The title is front matter `title`, else an opening H1, else the file name;
     tags come from front matter (inline #tags stay in the body, where the vault reads them).
     Dates: front matter, else history (label -> first and last commit), else the file's
     time. No entities or facts are made."""
