@@ -198,3 +198,15 @@ def test_the_root_readme_is_said_to_be_no_memory_unless_the_person_keeps_it_one(
     make_folder(tmp_path / "fourth", {"README.md": "# Readme\n"})
     told = invoke("init", tmp_path / "fourth").stdout
     assert "README.md is the folder's readme, not a memory" in told and "!/README.md" in told
+
+
+def test_a_file_left_out_later_takes_its_recorded_problem_with_it(tmp_path: Path):
+    root = tmp_path / "notes"
+    make_folder(root, {"Wombats.md": "# Wombats\n\nThey dig.\n"})
+    invoke_json("init", root)
+    make_folder(root, {"Templates/Daily.md": TEMPLATE})  # (before the folder had a rule)
+    with Vault.open(root) as vault:
+        assert list(vault.problems()) == ["Templates/Daily.md"]
+    make_folder(root, {".vaultignore": "Templates/\n"})
+    with Vault.open(root) as vault:
+        assert vault.problems() == {}

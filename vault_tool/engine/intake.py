@@ -85,6 +85,7 @@ class Intake:
         )
         report.unchanged = len(on_disk) - len(changed) - len(recommitted)
         report.removed = sorted(set(known) - set(on_disk))
+        self._forget_left_out_problems()
         # Searches say so while this is indexed, unless all of it is what this process wrote
         # (and indexed) while the scan ran.
         self.pending = bool(recommitted) or self._any_stale([*changed, *report.removed])
@@ -95,6 +96,15 @@ class Intake:
         with contextlib.suppress(OSError):  # without it, the next catch-up checks more
             replace_text(self.index.dir / HEAD_RECORD, head)
         return report
+
+    def _forget_left_out_problems(self) -> None:
+        """Drop the recorded problems of files the folder's rules now leave out (a template
+        that never parsed, before its folder was named): they are no memories at all."""
+        problems = recorded.load(self.store.run_dir)
+        left_out = self.store.left_out.why(list(problems)) if problems else {}
+        if left_out:
+            kept = {p: entry for p, entry in problems.items() if p not in left_out}
+            recorded.save(self.store.run_dir, kept)
 
     def _any_stale(self, paths: list[str]) -> bool:
         """Whether the index holds another version of any of these files than the folder.
