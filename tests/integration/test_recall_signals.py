@@ -204,3 +204,28 @@ def test_a_query_found_only_by_a_related_form_of_its_word(vault):
     remember(vault, "Ana and billing", "She took it over.", [PERSON, service], [fact])
     assert titles(vault, "owner") == ["Ana and billing"]
     assert titles(vault, "ownership") == ["Ana and billing"]
+
+
+def test_a_question_naming_someone_ranks_what_they_said_above_what_was_said_to_them(vault):
+    ana = {"n": "Ana", "kind": "person", "is": "one of the two people talking"}
+    ben = {"n": "Ben", "kind": "person", "is": "one of the two people talking"}
+
+    def turn(speaker: str, other: str, text: str) -> str:
+        people = [ana, ben] if speaker == "Ana" else [ben, ana]
+        said = [{"subject": speaker, "predicate": "talked_with", "object": other}]
+        return remember(vault, f"{speaker}, 2024-05-02", f"**{speaker}:** {text}", people, said)
+
+    # Ben's turn repeats the question's words more often; Ana's is the answer.
+    turn("Ben", "Ana", "Ana, how was the pottery class? The pottery class near the harbour?")
+    answer = turn("Ana", "Ben", "The pottery class was lovely, I made a bowl.")
+    hits = vault.search({"query": "What did Ana make at the pottery class?"})["selected_hits"]
+    assert hits[0]["memory_id"] == answer
+
+
+def test_about_someone_named_matches_a_subject_as_whole_words():
+    from vault_tool.search.signals import about_someone_named, words_of
+
+    facts = [{"subject": "Ana Costa", "predicate": "owns", "object": "billing"}]
+    assert about_someone_named(facts, f" {words_of('what does Ana Costa own?')} ")
+    assert not about_someone_named(facts, f" {words_of('what does Ana own?')} ")
+    assert not about_someone_named([{"subject": "Ana"}], f" {words_of('Anakin owns it')} ")

@@ -31,7 +31,7 @@ class Hit:
 
     @property
     def score(self) -> float:
-        """The whole score: (text + entity + feedback + valid_time + meaning) x factor."""
-        p = self.parts
-        added = p.get("text", 0.0) + p.get("entity", 0.0) + p.get("feedback", 0.0)
-        return (added + p.get("valid_time", 0.0) + p.get("meaning", 0.0)) * p.get("factor", 1.0)
+        """The whole score: (every part but factor, added up) x factor: text, entity, about,
+        feedback, valid_time, meaning."""
+        added = sum(value for name, value in self.parts.items() if name != "factor")
+        return added * self.parts.get("factor", 1.0)

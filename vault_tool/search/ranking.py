@@ -1,12 +1,14 @@
 """Turning a query and filters into ranked, budgeted hits.
 
-Score of a hit = (text + entity + feedback + valid_time + meaning) x factor, where
+Score of a hit = (text + entity + about + feedback + valid_time + meaning) x factor, where
 - text is BM25 over every field (title, body, entity names, glosses, facts, tags, weighted
   by repetition in one field); words in most memories are scored for the best candidates
   only;
 - entity is a bonus when the query matches the gloss of an entity the memory mentions,
   even when this memory glosses it more briefly, or the title of a note it links to, or
   names in full an entity it mentions ("Ana Costa", not her namesake Ana Ruiz);
+- about is a bonus when a fact's subject is someone the query names (what Ana said, for
+  "what did Ana make");
 - feedback is a bounded boost (or penalty) from operators' judgements of similar queries;
 - text also counts related forms of the query's words (owner for owns) at FORM_WEIGHT;
 - valid_time is a boost when the query names a time (a date, "last week", "in May") and a
@@ -25,9 +27,7 @@ Each part is kept so `search --explain` can show the whole score. The query's sy
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from vault_tool.core.entities import compatible
@@ -35,7 +35,7 @@ from vault_tool.core.projects import Scope
 from vault_tool.core.query import parse_query
 from vault_tool.core.search_call import Controls
 from vault_tool.core.spoken_dates import named_time
-from vault_tool.core.text import gloss_words, name_key, normalize_name, query_words
+from vault_tool.core.text import gloss_words, name_key, query_words
 from vault_tool.core.word_forms import related_forms
 from vault_tool.search import links, stored
 from vault_tool.search.fusion import fuse_meaning
@@ -43,7 +43,7 @@ from vault_tool.search.hits import Hit
 from vault_tool.search.impacts import add_scores, text_scores, with_forms
 from vault_tool.search.listing import narrowed, newest
 from vault_tool.search.postings import doc_frequency, per_reader, top_scored
-from vault_tool.search.signals import feedback_signals
+from vault_tool.search.signals import about_someone_named, feedback_signals, words_of
 from vault_tool.search.superseded import place_superseded
 from vault_tool.search.time_ranking import time_signals
 
@@ -64,6 +64,9 @@ EXPANSION_LIMIT = 100
 PINNED_FACTOR = 1.15
 # The entity bonus is at most this share of the best text score of the query.
 ENTITY_WEIGHT = 0.1
+# A hit about someone the query names (a fact's subject: who said or did it) gets this share
+# of the best text score: "what did Ana say about the park" means Ana's words first.
+ABOUT_WEIGHT = 0.2
 # Feedback moves a hit by at most this share of the best text score of the query.
 FEEDBACK_WEIGHT = 0.25
 
@@ -132,8 +135,12 @@ def rank(
             hit = hits[docnum] = Hit(stored.Stored.of(searcher, docnum), {"text": 0.0})
             total += 1
         hit.parts["entity"] = round(bonus * best_text * ENTITY_WEIGHT, 6)
-    for hit in _named(query.text, hits):
+    said = f" {words_of(query.text)} "
+    for hit in _named(said, hits):
         hit.parts["entity"] = max(hit.parts.get("entity", 0.0), round(NAME_WEIGHT * best_text, 6))
+    for docnum, hit in hits.items():
+        if about_someone_named(stored.times(searcher, docnum)["facts"], said):
+            hit.parts["about"] = round(ABOUT_WEIGHT * best_text, 6)
     # All the query's words, not only the distinctive ones: the judged queries are compared
     # the same way, whatever the size of the vault.
     for memory_id, signal in feedback_signals(judgements, every).items():
@@ -219,27 +226,18 @@ def _distinctive(searcher: Any, field_name: str, words: list[str]) -> list[str]:
     return rare or sorted(present, key=present.__getitem__)[:1]
 
 
-def _named(text: str, hits: dict[int, Hit]) -> list[Hit]:
-    """The hits that mention an entity the query names in full (a name of two words or
-    more: "Ana Costa", not the "Ana" that Ana Ruiz's memories share)."""
-    said = f" {_words_of(text)} "
+def _named(said: str, hits: dict[int, Hit]) -> list[Hit]:
+    """The hits that mention an entity the query (said: its words_of, spaced) names in full
+    (a name of two words or more: "Ana Costa", not the "Ana" that Ana Ruiz's memories
+    share)."""
     return [
         hit
         for hit in hits.values()
         if any(
             " " in key and f" {key} " in said
-            for key in (_words_of(name) for name, _, _ in hit.fields["mentions"])
+            for key in (words_of(name) for name, _, _ in hit.fields["mentions"])
         )
     ]
-
-
-@lru_cache(maxsize=16384)
-def _words_of(name: str) -> str:
-    """A name or query as its folded words, one space apart: "Ana Costa's" -> "ana costa s"."""
-    return " ".join(_WORD.findall(normalize_name(name)))
-
-
-_WORD = re.compile(r"\w+")
 
 
 def _related_forms(searcher: Any, every: list[str]) -> dict[str, list[str]]:

@@ -7,9 +7,11 @@ against the best text score of the query.
 from __future__ import annotations
 
 import math
+import re
+from functools import lru_cache
 from typing import Any
 
-from vault_tool.core.text import analysed_words
+from vault_tool.core.text import analysed_words, normalize_name
 from vault_tool.core.times import holds_in, valid_on
 
 
@@ -115,3 +117,24 @@ def _share(fact: dict[str, Any], words: list[str]) -> float:
     """The share of the query's words that the fact says."""
     said = analysed_words(f"{fact['subject']} {fact['predicate']} {fact['object']}")
     return len(set(words).intersection(said)) / len(set(words)) if words else 0.0
+
+
+def about_someone_named(facts: list[dict[str, Any]], said: str) -> bool:
+    """Whether a memory is about someone the query names: one of its facts' subjects (the
+    person who said it, did it, owns it) is a name the query says in full, as words.
+
+    said is the query's folded words with a space at each end (" when did ana go "); a
+    subject's words are matched the same way, so "Ana" is not found inside "Anakin".
+    Questions name the person they ask about, and most often mean what that person said or
+    did, not what others said to them or about them.
+    """
+    return any(f" {words_of(fact['subject'])} " in said for fact in facts if fact.get("subject"))
+
+
+@lru_cache(maxsize=16384)
+def words_of(name: str) -> str:
+    """A name or query as its folded words, one space apart: "Ana Costa's" -> "ana costa s"."""
+    return " ".join(_WORD.findall(normalize_name(name)))
+
+
+_WORD = re.compile(r"\w+")
