@@ -90,3 +90,56 @@ def test_an_exact_repeat_is_still_unchanged_and_names_nothing_more(vault: Vault)
     again = vault.remember(psql("She uses psql rather than a GUI client."))
     assert again["status"] == "unchanged" and again["memory_id"] == first["memory_id"]
     assert "similar" not in again
+
+
+def _staging(title: str, body: str, gloss: str = "the staging cluster") -> dict:
+    args = create_args(title, body=body)
+    args["semantic_delta"]["entities"] = [
+        {"n": "Staging", "kind": "service", "is": gloss},
+        {"n": "eu-west-1", "kind": "region", "is": "the Irish cloud region"},
+    ]
+    args["semantic_delta"]["facts"] = [
+        {"subject": "Staging", "predicate": "runs_in", "object": "eu-west-1"}
+    ]
+    return args
+
+
+def test_a_memory_stating_the_same_fact_in_other_words_is_named(vault: Vault) -> None:
+    first = vault.remember(_staging("Where staging lives", "Moved there after the outage."))
+    again = vault.remember(
+        # The same fact, its names written otherwise, in a memory sharing few words.
+        {
+            **_staging("Cluster placement", "Ops chose Ireland for latency reasons."),
+            "semantic_delta": {
+                **_staging("Cluster placement", "")["semantic_delta"],
+                "entities": [
+                    {"n": "staging", "kind": "service", "is": "staging cluster of the team"},
+                    {"n": "EU-West-1", "kind": "region", "is": "the Irish cloud region"},
+                ],
+                "facts": [{"subject": "staging", "predicate": "runs_in", "object": "EU-West-1"}],
+            },
+        }
+    )
+    assert again["status"] == "created"
+    assert again["similar"] == [brief(first, "Where staging lives")]
+
+
+def test_the_same_names_for_other_entities_or_another_predicate_are_not_named(
+    vault: Vault,
+) -> None:
+    vault.remember(_staging("Where staging lives", "Moved there after the outage."))
+    other = _staging("Billing placement", "Chosen for the invoices.", gloss="billing database")
+    assert "similar" not in vault.remember(other)  # another staging: no gloss in common
+    moved = _staging("Staging plans", "Next quarter, perhaps.")
+    moved["semantic_delta"]["facts"][0]["predicate"] = "moves_to"
+    assert "similar" not in vault.remember(moved)
+
+
+def test_an_earlier_item_of_a_batch_stating_the_same_fact_is_named(vault: Vault) -> None:
+    items = [
+        {k: _staging(title, body)[k] for k in ("content_md", "semantic_delta")}
+        for title, body in (("Where staging lives", "After the outage."),
+                            ("Cluster placement", "Ops chose it for latency."))
+    ]  # fmt: skip
+    one, two = vault.remember({"mode": "create", "items": items})["results"]
+    assert [s["memory_id"] for s in two["similar"]] == [one["memory_id"]]

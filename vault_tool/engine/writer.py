@@ -103,9 +103,14 @@ class Writer:
                 seen[print_, project] = {**result, "status": "unchanged", "redactions": []}
                 mine = earlier.setdefault(project, [])
                 scope = projects.scope(project)
-                if like := similar.similar(self.index, memory.title, draft.content_md, mine, scope):
+                like = similar.similar(
+                    self.index, memory.title, draft.content_md, mine, scope, draft.delta
+                )
+                if like:
                     result["similar"] = like
-                mine.append(similar.candidate(memory.id, memory.title, draft.content_md, None))
+                mine.append(
+                    similar.candidate(memory.id, memory.title, draft.content_md, None, draft.delta)
+                )
             if problems := problems + preconditions.batch_key_problems(keys):
                 raise schema.refusal(problems)
             sha = self.write_new(new, client) if new else self.store.head_sha()
