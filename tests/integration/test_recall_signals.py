@@ -229,3 +229,13 @@ def test_about_someone_named_matches_a_subject_as_whole_words():
     assert about_someone_named(facts, f" {words_of('what does Ana Costa own?')} ")
     assert not about_someone_named(facts, f" {words_of('what does Ana own?')} ")
     assert not about_someone_named([{"subject": "Ana"}], f" {words_of('Anakin owns it')} ")
+
+
+def test_chinese_japanese_and_korean_words_are_found_inside_their_sentences(vault):
+    japanese = remember(vault, "出張メモ", "私は来週東京に行きます。田中さんと会議があります。")
+    korean = remember(vault, "회의 메모", "서울사무소에서 다음주에 만나요.")
+    remember(vault, "Trip notes", "Next week I fly to Osaka for the vendor meeting.")
+    for query, wanted in (("東京", japanese), ("田中さん", japanese), ("서울", korean)):
+        hits = vault.search({"query": query})["selected_hits"]
+        assert hits and hits[0]["memory_id"] == wanted, query
+    assert titles(vault, "vendor meeting Osaka") == ["Trip notes"]

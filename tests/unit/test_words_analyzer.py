@@ -1,7 +1,8 @@
-"""The one-pass analyser (core/words.py) yields what Whoosh's chain of five yields, token for
-token: text, positions, offsets, originals, boosts and stopped words, in every mode the
-index and the queries use; and its counts, through the index's format, are what Whoosh's
-Frequency format makes of the chain's tokens."""
+"""The one-pass analyser (core/words.py) yields what Whoosh's chain of five yields, then
+each CJK run cut into its pairs of characters, token for token: text, positions, offsets,
+originals, boosts and stopped words, in every mode the index and the queries use; and its
+counts, through the index's format, are what Whoosh's Frequency format makes of the
+chain's tokens."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from whoosh.analysis import (
     STOP_WORDS,
     CharsetFilter,
+    Filter,
     LowercaseFilter,
     RegexTokenizer,
     StemFilter,
@@ -22,7 +24,7 @@ from whoosh.formats import Frequency
 from whoosh.support.charset import accent_map
 
 from vault_tool.core.text import QUESTION_WORDS, gloss_words, query_words, text_analyzer
-from vault_tool.core.words import STEMS_KEPT, WORD, Counted, Words
+from vault_tool.core.words import STEMS_KEPT, WORD, Counted, Words, pieces
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-vault"
 TEXTS = [
@@ -36,7 +38,30 @@ TEXTS = [
     "snake_case camelCase kebab-case *wild*card 日本語のテキスト ١٢٣ ⅷ",
     "a\u0301 combining, ﬁ ligature, ² superscript, \u200bzero\u200bwidth",
     "line one\nline two\r\n\ttabbed\u00a0nbsp",
+    "私は東京に住んでいます。田中さんと会いました。東 京",
+    "서울에서 만나요, the Seoul office; 東京tower v2東京 ｶﾀｶﾅ 𠮷野家",
 ]
+
+
+class CjkPairs(Filter):
+    """Each kept token holding CJK characters as its pieces (core/words.pieces), the later
+    kept tokens' positions moved on by the pieces added (stopped ones keep theirs, as
+    StopFilter leaves them)."""
+
+    def __call__(self, tokens):
+        added = 0
+        for token in tokens:
+            if token.stopped:
+                yield token
+                continue
+            parts = pieces(token.text)
+            pos = getattr(token, "pos", None)
+            for n, piece in enumerate(parts):
+                if pos is not None:
+                    token.pos = pos + added + n
+                token.text = piece
+                yield token
+            added += len(parts) - 1
 
 
 def chain():
@@ -46,6 +71,7 @@ def chain():
         | CharsetFilter(accent_map)
         | StopFilter(stoplist=STOP_WORDS | QUESTION_WORDS, minsize=1)
         | StemFilter(lang="en", cachesize=50000)
+        | CjkPairs()
     )
 
 

@@ -31,6 +31,33 @@ STEMS_KEPT = 100_000
 # default_pattern's words (test_words_analyzer.py pins the two), its group not captured,
 # so findall gives whole words.
 WORD = re.compile(r"[\w\*]+(?:\.?[\w\*]+)*")
+# Chinese, Japanese and Korean write words without spaces between them: a run of their
+# characters is one "word" to the pattern above, and "東京" inside a sentence would never
+# match. Such a run is indexed and asked as its overlapping pairs of characters (one
+# character alone as itself), the usual way to search these scripts without a dictionary.
+_CJK = re.compile(
+    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]+"
+)
+
+
+def pieces(term: str) -> list[str]:
+    """A term as searched: itself, or, holding CJK characters, the pairs of each run of
+    them (a single one alone) and the other parts between: "東京タワー" -> 東京, 京タ,
+    タワ, ワー; "v2東京" -> v2, 東京."""
+    if term.isascii() or not _CJK.search(term):
+        return [term]
+    found: list[str] = []
+    at = 0
+    for run in _CJK.finditer(term):
+        if run.start() > at:
+            found.append(term[at : run.start()])
+        text = run.group(0)
+        found += [text] if len(text) == 1 else [text[i : i + 2] for i in range(len(text) - 1)]
+        at = run.end()
+    if at < len(term):
+        found.append(term[at:])
+    return found
 
 
 class Words(Tokenizer):
@@ -45,7 +72,8 @@ class Words(Tokenizer):
     def _ready(self) -> None:
         self._stem = stemmer_for_language("en")
         self._stems: dict[str, str] = {}
-        self._terms: dict[str, str] = {}  # a word as written -> its term ("": a stop word)
+        # a word as written -> its terms (none: a stop word; a CJK run: its pairs)
+        self._terms: dict[str, tuple[str, ...]] = {}
 
     def __getstate__(self) -> dict[str, Any]:  # (the index's schema is pickled)
         return {"stoplist": self.stoplist}
@@ -88,13 +116,15 @@ class Words(Tokenizer):
                 token.startchar = start_char + match.start()
                 token.endchar = start_char + match.end()
             if text and text not in stoplist:
-                if positions:
-                    kept_pos = token.pos if kept_pos is None else kept_pos + 1
-                    token.pos = kept_pos
                 token.stopped = False
                 found = stems.get(text)
-                token.text = found if found is not None else self._stemmed(text)
-                yield token
+                term = found if found is not None else self._stemmed(text)
+                for piece in (term,) if term.isascii() else pieces(term):
+                    if positions:
+                        kept_pos = token.pos if kept_pos is None else kept_pos + 1
+                        token.pos = kept_pos
+                    token.text = piece
+                    yield token
             elif not removestops:
                 token.stopped = True
                 token.text = text
@@ -106,23 +136,23 @@ class Words(Tokenizer):
         tokens."""
         terms, found = self._terms, {}
         for word in WORD.findall(value):
-            term = terms.get(word)
-            if term is None:
-                term = self._term(word)
-            if term:
+            held = terms.get(word)
+            if held is None:
+                held = self._term(word)
+            for term in held:
                 found[term] = found.get(term, 0) + 1
         return found
 
-    def _term(self, word: str) -> str:
+    def _term(self, word: str) -> tuple[str, ...]:
         if len(self._terms) >= STEMS_KEPT:
             self._terms.clear()
         text = word.lower().translate(accent_map)
         if not text or text in self.stoplist:
-            term = ""
+            held: tuple[str, ...] = ()
         else:
-            term = self._stems.get(text) or self._stemmed(text)
-        self._terms[word] = term
-        return term
+            held = tuple(pieces(self._stems.get(text) or self._stemmed(text)))
+        self._terms[word] = held
+        return held
 
     def _stemmed(self, text: str) -> str:
         if len(self._stems) >= STEMS_KEPT:
