@@ -80,7 +80,8 @@ def test_every_version_of_a_fact_with_the_commits_that_asserted_and_retracted_it
     facts = _facts(vault, "2026-12-02", include=True, predicate="runs_in")
     by = {(f["object"], f.get("valid_until")): f for f in facts}
     unbounded, bounded = by[("eu-west-1", None)], by[("eu-west-1", "2026-10-31")]
-    assert unbounded["status"] == bounded["status"] == "retracted"
+    assert unbounded["status"] == "retracted"  # bounded in its place: that one speaks for it
+    assert bounded["status"] == "ended"  # taken out once eu-central-1 held: it had ended
     assert unbounded["asserted"]["version_id"] == story["created"]
     assert unbounded["retracted"]["version_id"] == story["first"]  # bounded in its place
     assert bounded["asserted"]["version_id"] == story["first"]
@@ -130,3 +131,69 @@ def test_the_tool_pages_the_facts_and_its_result_fits_its_schema(vault: Vault, s
     )  # fmt: skip
     assert refused.is_error and refused.structured["error"]["field"] == "as_of"
     assert json.loads(json.dumps(refused.structured))["error"]["hint"]
+
+
+def _placed(vault: Vault, entity: dict, facts: list[dict], made: dict | None = None) -> dict:
+    """A memory of where staging runs, created, or updated to these facts."""
+    regions = [{"n": f["object"], "kind": "region", "is": "a cloud region"} for f in facts]
+    args = {
+        "content_md": f"# Staging region\n\nWhere {entity['n']} runs.\n",
+        "semantic_delta": {
+            "memory_type": "fact", "title": "Staging region",
+            "entities": [entity, *regions], "facts": facts,
+        },
+    }  # fmt: skip
+    if made is None:
+        return vault.remember({"mode": "create", **args})
+    return vault.remember(
+        {"mode": "update", "memory_id": made["memory_id"],
+         "expected_version_id": made["version_id"], **args}
+    )  # fmt: skip
+
+
+STAGED = {"n": "staging", "kind": "service", "is": "the staging cluster"}
+
+
+def test_a_fact_an_update_replaced_holds_until_its_replacement_begins(vault: Vault) -> None:
+    west = {"subject": "staging", "predicate": "runs_in", "object": "eu-west-1",
+            "valid_from": "2024-01-01"}  # fmt: skip
+    central = {**west, "object": "eu-central-1", "valid_from": "2025-07-01"}
+    made = _placed(vault, STAGED, [west])
+    _placed(vault, STAGED, [central], made)
+
+    def shown(day: str, include: bool = False) -> list[tuple]:
+        found = vault.views.facts("staging", as_of=day, include_superseded=include)["facts"]
+        return [(f["object"], f.get("valid_until"), f["status"]) for f in found]
+
+    assert shown("2025-01-01") == [("eu-west-1", "2025-06-30", "current")]
+    assert shown("2025-08-01") == [("eu-central-1", None, "current")]
+    assert set(shown("2025-08-01", include=True)) == {
+        ("eu-west-1", "2025-06-30", "ended"), ("eu-central-1", None, "current"),
+    }  # fmt: skip
+    assert ("eu-west-1", "2025-06-30", "ended") in shown("2023-06-01", include=True)
+
+
+def test_a_fact_taken_out_with_no_later_replacement_stays_retracted(vault: Vault) -> None:
+    west = {"subject": "staging", "predicate": "runs_in", "object": "eu-west-1",
+            "valid_from": "2025-01-01"}  # fmt: skip
+    made = _placed(vault, STAGED, [west])
+    corrected = {**west, "object": "eu-north-1"}  # a correction: from the same day
+    _placed(vault, STAGED, [corrected], made)
+    found = vault.views.facts("staging", as_of="2025-03-01", include_superseded=True)["facts"]
+    assert {(f["object"], f["status"]) for f in found} == {
+        ("eu-west-1", "retracted"), ("eu-north-1", "current"),
+    }  # fmt: skip
+
+
+def test_a_subject_is_found_as_its_entity_is_by_case_and_gloss(vault: Vault) -> None:
+    fact = {"subject": "staging", "predicate": "runs_in", "object": "eu-west-1"}
+    _placed(vault, STAGED, [fact])
+    cluster = {"n": "staging cluster", "kind": "service", "is": "the cluster staging runs on"}
+    _placed(vault, cluster, [{**fact, "subject": "staging cluster", "object": "us-east-1"}])
+
+    def objects(subject: str) -> list[str]:
+        return sorted(f["object"] for f in vault.views.facts(subject)["facts"])
+
+    assert objects("Staging") == objects("staging cluster") == ["eu-west-1", "us-east-1"]
+    assert objects("STAGING CLUSTER") == ["eu-west-1", "us-east-1"]
+    assert objects("staging database") == []  # no gloss says it is a database

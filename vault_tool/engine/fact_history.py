@@ -6,16 +6,26 @@ versions stating it, as blame counts it) and, for a fact a later version took ou
 commit that retracted it. A fact is `current` when its memory's file states it, it holds
 on the day asked about, and no other memory supersedes its memory; otherwise it is
 `ended` (outside its valid time), `retracted` or `superseded`, shown only when asked.
-Dismissed and expired memories are left out, as search leaves them out.
+A fact a later version took out is not always a mistake taken back: when that version
+states the same subject and predicate with another object from a later valid_from, the
+world changed (staging moved region), so the fact held until the day before, and is
+`current` on the days before that (`ended` after). Dismissed and expired memories are
+left out, as search leaves them out.
+
+The subject asked about is matched as an entity is (core/entities.py): its name in any
+case and accents, or one name the other with words of the entity's gloss (`staging
+cluster` asks for `staging` glossed "the staging cluster", and `Staging` for `staging
+cluster` glossed "the cluster staging runs on").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
 
 from vault_tool.core import redact
-from vault_tool.core.text import normalize_name
+from vault_tool.core.text import gloss_words, normalize_name
 from vault_tool.core.times import valid_on
 from vault_tool.engine import history
 from vault_tool.search.documents import Indexed
@@ -41,7 +51,6 @@ class Asked:
 
 def facts_about(store: Store, index: Index, asked: Asked) -> list[dict[str, Any]]:
     """Every fact about the subject the call asks for, oldest asserted first."""
-    name = normalize_name(asked.subject)
     every = index.deltas()
     replaced_by: dict[str, list[str]] = {}
     for _, memory_id, delta in every:
@@ -49,7 +58,8 @@ def facts_about(store: Store, index: Index, asked: Asked) -> list[dict[str, Any]
             replaced_by.setdefault(old, []).append(memory_id)
     found: list[dict[str, Any]] = []
     for path, memory_id, delta in sorted(every):
-        if not _about(delta, name) or _hidden(delta, asked.now):
+        names = _subject_names(delta, asked.subject)
+        if not names or _hidden(delta, asked.now):
             continue
         doc = index.by_path(path)
         if doc is None:
@@ -57,13 +67,15 @@ def facts_about(store: Store, index: Index, asked: Asked) -> list[dict[str, Any]
         later = replaced_by.get(memory_id, [])
         for record in _records(store, doc, delta):
             fact = record["fact"]
-            if normalize_name(fact["subject"]) != name:
+            if normalize_name(fact["subject"]) not in names:
                 continue
             if asked.predicate and fact["predicate"] != asked.predicate:
                 continue
             status = _status(record, later, asked.day)
             if status == "current" or asked.include_superseded:
                 shown = {**fact, "status": status, "memory_id": memory_id, "title": doc.title}
+                if record["until"]:
+                    shown.update(valid_until=record["until"], replaced_on=record["replaced_on"])
                 shown.update(path=path, version_id=doc.version_id, superseded_by=later)
                 shown.update(asserted=record["asserted"], retracted=record["retracted"])
                 found.append(shown)
@@ -71,11 +83,32 @@ def facts_about(store: Store, index: Index, asked: Asked) -> list[dict[str, Any]
     return found
 
 
-def _about(delta: dict[str, Any], name: str) -> bool:
-    """Whether a memory names the subject: as an entity, or as a fact's subject."""
-    names = [e.get("n", "") for e in delta.get("entities") or []]
-    names += [f.get("subject", "") for f in delta.get("facts") or []]
-    return any(normalize_name(n) == name for n in names)
+def _subject_names(delta: dict[str, Any], asked: str) -> set[str]:
+    """The names (normalised) a memory's facts may give the subject asked about: its
+    entities that are it (by name, or by name and gloss), and its facts' subjects of the
+    very name."""
+    names = {
+        normalize_name(e.get("n", ""))
+        for e in delta.get("entities") or []
+        if names_entity(asked, e.get("n", ""), e.get("is", ""))
+    }
+    name = normalize_name(asked)
+    facts = delta.get("facts") or []
+    names |= {name for f in facts if normalize_name(f.get("subject", "")) == name}
+    return names
+
+
+def names_entity(asked: str, name: str, gloss: str) -> bool:
+    """Whether a subject asked about names an entity: the same name in any case and
+    accents, or one of the two names with words the entity's gloss holds added."""
+    one, other = normalize_name(asked).split(), normalize_name(name).split()
+    if one == other:
+        return True
+    shorter, longer = sorted((one, other), key=len)
+    if not shorter or not set(shorter) <= set(longer):
+        return False
+    added = gloss_words(" ".join(w for w in longer if w not in shorter))
+    return added <= gloss_words(gloss)
 
 
 def _hidden(delta: dict[str, Any], now: float) -> bool:
@@ -88,11 +121,12 @@ def _hidden(delta: dict[str, Any], now: float) -> bool:
 
 
 def _status(record: dict[str, Any], replaced_by: list[str], day: str) -> str:
-    if not record["stated"]:
+    if not record["stated"] and not record["until"]:
         return "retracted"
     if replaced_by:
         return "superseded"
-    return "current" if valid_on(record["fact"], day) else "ended"
+    held = {**record["fact"], **({"valid_until": record["until"]} if record["until"] else {})}
+    return "current" if valid_on(held, day) else "ended"
 
 
 def _records(store: Store, doc: Indexed, delta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -116,7 +150,8 @@ def _records(store: Store, doc: Indexed, delta: dict[str, Any]) -> list[dict[str
             if key not in keys:
                 break
             run.append(commit)
-        retracted = versions[start - 1][0] if not stated and start > 0 else None
+        retracted = versions[start - 1] if not stated and start > 0 else None
+        replaced_on = _replaced_on(dict(key), retracted[1]) if retracted else None
         records.append(
             {
                 # A fact only an earlier version stated comes from git, which may hold a
@@ -124,10 +159,36 @@ def _records(store: Store, doc: Indexed, delta: dict[str, Any]) -> list[dict[str
                 "fact": _fact(dict(key)) if stated else redact.redact_tree(_fact(dict(key))),
                 "stated": stated,
                 "asserted": _when(run[-1] if run else None),
-                "retracted": _when(retracted),
+                "retracted": _when(retracted[0] if retracted else None),
+                "replaced_on": replaced_on,
+                "until": _day_before(dict(key), replaced_on) if replaced_on else None,
             }
         )
     return records
+
+
+def _replaced_on(fact: dict[str, str], then: set[FactKey]) -> str | None:
+    """The day a fact taken out stopped holding: the earliest valid_from, later than its
+    own, of the facts the version that took it out states with its subject and predicate
+    and another object. None when that version states none (taken back), or states the
+    same object again (its dates changed: that fact speaks for it)."""
+    same = (normalize_name(fact["subject"]), fact["predicate"])
+    starts = []
+    for other in map(dict, then):
+        if (normalize_name(other["subject"]), other["predicate"]) != same:
+            continue
+        if normalize_name(other["object"]) == normalize_name(fact["object"]):
+            return None
+        if other.get("valid_from", "") > fact.get("valid_from", ""):
+            starts.append(other["valid_from"])
+    return min(starts) if starts else None
+
+
+def _day_before(fact: dict[str, str], replaced_on: str) -> str:
+    """The last day a replaced fact held: its own valid_until, if earlier."""
+    day = (date.fromisoformat(replaced_on[:10]) - timedelta(days=1)).isoformat()
+    own = fact.get("valid_until")
+    return own if own and own < day else day
 
 
 def _fact(fields: dict[str, str]) -> dict[str, str]:
