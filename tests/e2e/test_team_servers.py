@@ -76,6 +76,18 @@ async def _add_fact(session, memory_id: str, new_fact: dict) -> None:
     raise AssertionError(f"could not add {new_fact} to {memory_id}: {last}")
 
 
+async def _create(session, title: str, text: str, k: int, n: int) -> str:
+    """A storm's memory by clone k in round n: its id."""
+    made = await session.call_tool(
+        "remember",
+        memory_args(
+            title, f"# {title}\n\n{text}\n", [fact(f"clone {k}", "wrote", f"note {n}")], ["storm"]
+        ),
+    )
+    assert not made.is_error, made.structured_content
+    return made.structured_content["memory_id"]
+
+
 async def _append_item(session, item: str) -> None:
     """Add an item to the work state list as an agent should: read, write with the read's
     version; read again when a sync's merge changed the list meanwhile."""
@@ -161,17 +173,7 @@ async def test_a_sync_storm_while_agents_write_ends_converged(tmp_path: Path):
             for k, session in enumerate(sessions):
                 n += 1
                 title = f"Storm note {n} from clone {k}"
-                made = await session.call_tool(
-                    "remember",
-                    memory_args(
-                        title,
-                        f"# {title}\n\nWritten during the storm.\n",
-                        [fact(f"clone {k}", "wrote", f"note {n}")],
-                        ["storm"],
-                    ),
-                )
-                assert not made.is_error, made.structured_content
-                written.append(made.structured_content["memory_id"])
+                written.append(await _create(session, title, "Written during the storm.", k, n))
                 target = shared[n % len(shared)]
                 added[target].append(fact(f"clone {k}", f"added_line_{n}", "storm"))
                 await _add_fact(session, target, added[target][-1])
@@ -286,17 +288,7 @@ async def test_a_storm_with_agents_and_a_person_on_both_clones_loses_nothing(tmp
             n += 1
             for k, (path, session) in enumerate(zip(clones, sessions, strict=True)):
                 title = f"Same title {n}"  # on both clones: one path, two memories
-                done = await session.call_tool(
-                    "remember",
-                    memory_args(
-                        title,
-                        f"# {title}\n\nClone {k} wrote this.\n",
-                        [fact(f"clone {k}", "wrote", f"note {n}")],
-                        ["storm"],
-                    ),
-                )
-                assert not done.is_error, done.structured_content
-                made.append(done.structured_content["memory_id"])
+                made.append(await _create(session, title, f"Clone {k} wrote this.", k, n))
                 facts_added.append(fact(f"clone {k}", f"added_{n}", "ledger"))
                 await _add_fact(session, shared, facts_added[-1])
                 items.append(f"item {n} from {k}")
