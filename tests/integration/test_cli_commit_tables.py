@@ -18,9 +18,16 @@ TITLE = "Ana owns the billing service and the invoice run of every region"
 
 @pytest.fixture
 def written(vault_path: Path) -> dict:
-    """One memory written by an agent whose git identity has a long name."""
-    git(vault_path, "config", "user.name", AUTHOR)
-    git(vault_path, "config", "user.email", "alexandra@example.com")
+    """One memory written by an agent whose author ([authors] in the config) has a long
+    name."""
+    config = vault_path / ".vault" / "config.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace(
+            "[authors]\n", f'[authors]\nclaude-code = "{AUTHOR} <alexandra@example.com>"\n'
+        ),
+        encoding="utf-8",
+    )
+    assert AUTHOR in config.read_text(encoding="utf-8")
     with Vault.open(vault_path, client="claude-code") as vault:
         return vault.remember(create_args(TITLE))
 
