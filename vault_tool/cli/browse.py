@@ -40,14 +40,14 @@ from vault_tool.cli.output import (
     "--since",
     type=Moment(),
     metavar="DATE",
-    help="Only memories updated (with --deleted: deleted) on or after DATE (2026-03-15, an "
-    "ISO time, today, yesterday, 7d, 2w, 3m).",
+    help="Only memories changed (a hand edit, a restore: at its commit; with --deleted: "
+    "deleted) on or after DATE (2026-03-15, an ISO time, today, yesterday, 7d, 2w, 3m).",
 )
 @click.option(
     "--until",
     type=Moment(),
     metavar="DATE",
-    help="Only memories updated (with --deleted: deleted) on or before DATE (a day counts "
+    help="Only memories changed (with --deleted: deleted) on or before DATE (a day counts "
     "to its end).",
 )
 @click.option("--deleted", is_flag=True, help="List deleted memories instead, last deleted first.")

@@ -78,14 +78,14 @@ class QueryCommand(click.Command):
     "--since",
     type=Moment(),
     metavar="DATE",
-    help="Only memories updated on or after DATE (2026-03-15, an ISO time, today, "
-    "yesterday, 7d, 2w, 3m).",
+    help="Only memories changed on or after DATE (a hand edit, a restore: at its commit; "
+    "2026-03-15, an ISO time, today, yesterday, 7d, 2w, 3m).",
 )
 @click.option(
     "--until",
     type=Moment(),
     metavar="DATE",
-    help="Only memories updated on or before DATE (a day counts to its end).",
+    help="Only memories changed on or before DATE (a day counts to its end).",
 )
 @click.option(
     "--offset", type=click.IntRange(0, 1000), default=0, help="Skip this many hits (a later page)."

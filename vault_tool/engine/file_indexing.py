@@ -30,6 +30,7 @@ from vault_tool.storage import problems as recorded
 from vault_tool.storage.git import blob_sha
 from vault_tool.storage.steady import RACY_SECONDS, StillWritten
 from vault_tool.storage.store import Store
+from vault_tool.storage.versions import LastChange
 
 Progress = Callable[[int, int], None]
 # From this many files on, indexing runs in a second process beside the parsing.
@@ -84,12 +85,12 @@ class FileIndexer:
             removed, paths = [p for p in removed if p not in back], [*paths, *back]
             # Versions are read under the lock: a writer that was mid-way has committed.
             committed = self.store.head_blobs() if paths else {}
-            versions = self.versions_of(set(paths), committed)
+            changes = self.changes_of(set(paths), committed)
             head = self.store.head_sha() if paths else ""
             for path in removed:
                 writer.delete_by_term("path", path)
                 problems.pop(path, None)
-            batch = _Batch(writer, report, problems, committed, versions, head, unindexed)
+            batch = _Batch(writer, report, problems, committed, changes, head, unindexed)
             changing = []
             for n, path in enumerate(paths, 1):
                 if progress:
@@ -140,9 +141,11 @@ class FileIndexer:
         if flag := merge_flag(data):
             report.flagged[path] = flag
         add = batch.writer.add_document if path in batch.unindexed else batch.writer.update_document
+        change = batch.changes.get(path)
         add(**document_for(
-            memory, path, version_id=batch.versions.get(path, batch.head), blob=blob,
+            memory, path, version_id=change.sha if change else batch.head, blob=blob,
             mtime_ns=stat.st_mtime_ns, size=stat.st_size,
+            changed=changed_at(change, stat, path in batch.committed, committed),
         ))  # fmt: skip
         report.indexed.append(path)
         return True
@@ -155,10 +158,27 @@ class FileIndexer:
         A file that was never committed has no version of its own: it reports HEAD.
         committed: HEAD's blobs, when the caller has read them already (one `git ls-tree`).
         """
+        return {path: c.sha for path, c in self.changes_of(paths, committed).items()}
+
+    def changes_of(
+        self, paths: set[str], committed: dict[str, str] | None = None
+    ) -> dict[str, LastChange]:
+        """path -> the last commit that changed it, with its time (as versions_of)."""
         if not paths:
             return {}
         tracked = paths & set(self.store.head_blobs() if committed is None else committed)
-        return self.store.last_commits(tracked)
+        return self.store.last_changes(tracked)
+
+
+def changed_at(
+    change: LastChange | None, stat: os.stat_result, tracked: bool, committed: bool
+) -> int | None:
+    """When a file's bytes were made, if not at its `updated` (document_for's changed): an
+    uncommitted edit of a committed file at its mtime; committed bytes at their commit's
+    time, unless that commit stated it (it added the file, or kept `updated` on purpose)."""
+    if not committed:
+        return stat.st_mtime_ns // 1_000_000_000 if tracked else None
+    return None if change is None or change.states_time else change.time
 
 
 @dataclass(frozen=True)
@@ -169,6 +189,6 @@ class _Batch:
     report: SyncReport
     problems: dict[str, dict[str, Any]]
     committed: dict[str, str]  # HEAD's blobs
-    versions: dict[str, str]
+    changes: dict[str, LastChange]
     head: str
     unindexed: set[str] | frozenset[str]

@@ -16,7 +16,7 @@ from stat import S_ISREG
 from typing import Any
 
 from vault_tool.core.redact import redact_name
-from vault_tool.engine.file_indexing import FileIndexer, Progress, SyncReport
+from vault_tool.engine.file_indexing import FileIndexer, Progress, SyncReport, changed_at
 from vault_tool.engine.hand_edits import (
     CHANGING,
     PROBLEM,
@@ -273,7 +273,11 @@ class Intake:
         self, ready: dict[str, Checked], committed: dict[str, str], report: SyncReport
     ) -> None:
         present = {p for p, c in ready.items() if c.memory is not None and p not in committed}
-        versions = {**self.files.versions_of(present), **committed}
+        changes = self.files.changes_of(present)
+        versions = {**{p: c.sha for p, c in changes.items()}, **committed}
+        # A hand edit's time is its commit's (a new file's, its own dates: as catch-up reads
+        # it, storage/versions.py); one left uncommitted, its file's mtime.
+        times = {sha: self.store.commit_time(sha) for sha in set(committed.values())}
         head = self.store.head_sha()
         # A few edits go to the journal of recent writes, as a tool write does (a segment
         # on disk costs ~50 ms more, between the save and the edit being found); many
@@ -291,9 +295,14 @@ class Intake:
                     continue
                 # The blob and stat of the bytes that were parsed, not of the file now: if
                 # it changed since, catch-up and the next event see that and read it again.
+                if path in committed:
+                    changed = None if checked.new else times[committed[path]]
+                else:
+                    held = self.store.matches_head(path, data)
+                    changed = changed_at(changes.get(path), stat, not checked.new, held)
                 writer.add_document(**document_for(
                     memory, path, version_id=versions.get(path, head), blob=blob_sha(data),
-                    mtime_ns=stat.st_mtime_ns, size=stat.st_size,
+                    mtime_ns=stat.st_mtime_ns, size=stat.st_size, changed=changed,
                 ))  # fmt: skip
                 report.indexed.append(path)
 

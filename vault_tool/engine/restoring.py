@@ -49,7 +49,7 @@ def restore(
         message = changelog.one("restore", of, client, version=commit.sha[:10])
         if isinstance(subject, Deleted):
             sha = store.apply([Change(path, old, memory.title, expected=None)], message)
-            writer.index_written([(memory, path, old)], sha)
+            writer.index_written([(memory, path, old)], sha, changed=store.commit_time(sha))
             return write_result("update", "restored", memory_id, sha, path, [])
         current = store.read_bytes(subject.path)
         if writer.hand_edited(subject.path, current):
@@ -62,7 +62,8 @@ def restore(
             return write_result("update", "unchanged", memory_id, subject.version_id,
                                 subject.path, [])  # fmt: skip
         sha = store.apply([Change(subject.path, old, memory.title, expected=current)], message)
-        writer.index_written([(memory, subject.path, old)], sha)
+        # Its old `updated` comes back with it: since/until see it at its commit's time.
+        writer.index_written([(memory, subject.path, old)], sha, changed=store.commit_time(sha))
     return write_result("update", "updated", memory_id, sha, subject.path, [])
 
 

@@ -273,11 +273,17 @@ class Writer:
 
     @stages.timed("index")
     def index_written(
-        self, written: list[tuple[Memory, str, bytes]], sha: str, *, new_paths: bool = False
+        self,
+        written: list[tuple[Memory, str, bytes]],
+        sha: str,
+        *,
+        new_paths: bool = False,
+        changed: int | None = None,
     ) -> None:
         """Index files just committed (an index that cannot be written is rebuilt instead:
         the commit stands). new_paths: none of them is in the index yet (path_for checked,
-        under the write lock), so no old document is looked up."""
+        under the write lock), so no old document is looked up. changed: the commit's time,
+        when it is not the files' `updated` (a restore: search/documents.py)."""
         with self.index.recorded() as writer:
             if not new_paths:
                 writer.forget([path for _, path, _ in written])
@@ -288,7 +294,7 @@ class Writer:
                     continue  # removed since its commit (a person, git clean): it is in git
                 writer.add_document(**document_for(
                     memory, path, version_id=sha, blob=blob_sha(data),
-                    mtime_ns=stat.st_mtime_ns, size=stat.st_size,
+                    mtime_ns=stat.st_mtime_ns, size=stat.st_size, changed=changed,
                 ))  # fmt: skip
 
     # --- several files in one commit (import, expiry, ontology, ...) ----------------------

@@ -22,8 +22,8 @@ from vault_tool.search import links
 # Bump when the fields, the analyzers or what is indexed change: an older index is then
 # rebuilt on open (11: a committed file holding a secret is no longer indexed; 12: a
 # person's note is titled by an H1 or its file name, dated by Obsidian's `date`, and what
-# the folder's rules leave out is not indexed).
-INDEX_SCHEMA_VERSION = 12
+# the folder's rules leave out is not indexed; 13: changed_ts, when a file last changed).
+INDEX_SCHEMA_VERSION = 13
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,10 @@ def whoosh_schema() -> Any:
         # default tiers of 4 bits make 16 a value; with the file's stat indexed alike, the
         # numbers were a third of a hand-made note's postings and half of a tool-made one's.
         updated_ts=fields.NUMERIC(int, bits=64, signed=True, stored=True, shift_step=16),
+        # When the file last changed (since/until filter on it): its front matter's
+        # `updated`, or its last commit's time when that is later and the commit did not
+        # state it (a hand edit, a restore), or an uncommitted edit's mtime.
+        changed_ts=fields.NUMERIC(int, bits=64, signed=True, shift_step=16),
         expires_ts=fields.NUMERIC(int, bits=64, signed=True, stored=True, shift_step=16),
         pinned=fields.BOOLEAN(stored=True),
         version_id=fields.STORED(),
@@ -130,11 +134,20 @@ def _column_number() -> Any:
 
 
 def document_for(
-    memory: Memory, path: str, *, version_id: str, blob: str, mtime_ns: int, size: int
+    memory: Memory,
+    path: str,
+    *,
+    version_id: str,
+    blob: str,
+    mtime_ns: int,
+    size: int,
+    changed: int | None = None,
 ) -> dict[str, Any]:
     """The index document of one memory file, parsed from bytes with this blob id and stat.
 
     A file without an id in its front matter (made by hand) is known by its path's id.
+    changed: when these bytes were made (epoch seconds), if not by a change that stated
+    its own `updated`: a hand edit's or a restore's commit, an uncommitted edit's mtime.
     """
     memory_id = memory.id or ids.path_id(path)
     # A hand-made file without dates is dated by its modification time; one made in
@@ -167,6 +180,7 @@ def document_for(
         "entity_keys": ",".join(f"{normalize_name(e.n)}|{e.kind}" for e in memory.entities),
         "supersedes": ",".join(memory.supersedes),
         "updated_ts": _epoch(updated),
+        "changed_ts": max(_epoch(updated), changed or 0),
         "expires_ts": _expiry(memory.expires_at),
         "pinned": memory.pinned,
         "version_id": version_id,

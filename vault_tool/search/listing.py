@@ -45,7 +45,9 @@ def narrowed(
     if controls.since or controls.until:
         start = int(parse_time(controls.since).timestamp()) if controls.since else None
         end = int(end_of(controls.until).timestamp()) if controls.until else None
-        required.append(q.NumericRange("updated_ts", start, end))
+        # When it last changed, not its `updated` alone: a hand edit or a restore leaves
+        # that as it was (search/documents.py's changed_ts).
+        required.append(q.NumericRange("changed_ts", start, end))
     allow = set(searcher.docs_for_query(q.And(required))) if required else None
     if query.phrases:
         allow = holding_phrases(searcher, query.phrases, allow)
@@ -192,7 +194,7 @@ def session_parts(
     rule_ids: set[str] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """What a session starts from: the pinned memories, the rules (memories of type rule),
-    and the memories updated at or after since (epoch seconds), newest first; at most limit
+    and the memories changed at or after since (epoch seconds), newest first; at most limit
     of each, dismissed and expired ones left out, and with scope, the pinned and recent
     ones of that project only (a rule says itself where it applies: rule_ids, when given,
     are the rules that apply, kept before the cut). Each entry carries
@@ -208,7 +210,7 @@ def session_parts(
     parts = {
         "pinned": kept(q.Term("pinned", True)),
         "rules": kept(q.Term("memory_type", "rule"), None),
-        "recent": kept(q.NumericRange("updated_ts", since, None)),
+        "recent": kept(q.NumericRange("changed_ts", since, None)),
     }
     if rule_ids is not None:
         ids = columns(searcher)["memory_id"]

@@ -93,6 +93,8 @@ class Store:
         self.head_blobs = repo.head_blobs
         self.last_commit = repo.last_commit
         self.last_commits = functools.partial(versions.last_commits, repo)
+        self.last_changes = functools.partial(versions.last_changes, repo)
+        self.commit_time = functools.partial(versions.commit_time, repo)
         self.holds_at = functools.partial(versions.holds, repo)  # (sha, path, blob)
         self.log = repo.log
         self.show_file = repo.show_file

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from vault_tool.storage.git import Git
@@ -23,30 +24,54 @@ from vault_tool.storage.git import Git
 
 def last_commits(repo: Git, paths: set[str], rev: str = "HEAD") -> dict[str, str]:
     """path -> the last commit (at or before rev) that changed it, in one walk."""
+    return {path: change.sha for path, change in last_changes(repo, paths, rev).items()}
+
+
+@dataclass(frozen=True)
+class LastChange:
+    """The last commit that changed a file: its sha, its time (epoch seconds), and whether
+    it states the file's time itself (the front matter's `updated`, not the commit's)."""
+
+    sha: str
+    time: int
+    states_time: bool
+
+
+def last_changes(repo: Git, paths: set[str], rev: str = "HEAD") -> dict[str, LastChange]:
+    """path -> the last commit (at or before rev) that changed it, in one walk."""
     wanted = set(paths)
-    found: dict[str, str] = {}
+    found: dict[str, LastChange] = {}
     past_merge: set[str] = set()
     if not wanted:
         return found
     proc = repo.repo.git.log(
-        "--format=%x01%H %P", "-c", "--name-only", "-z", "--no-renames", rev, as_process=True
-    )
-    sha, merges_seen = "", False
+        "--format=%x01%H %ct %P%x02%s", "-c", "--name-status", "-z", "--no-renames", rev,
+        as_process=True,
+    )  # fmt: skip
+    sha, when, stated, merges_seen = "", 0, None, False
+    status = None  # a commit's records alternate: a status, then its path
     try:
         for record in _records(proc.stdout):
-            # A record is "\x01<sha> <parents>\n<first path>" or a further path of that commit.
             if record.startswith("\x01"):
-                heading, _, record = record[1:].partition("\n")
-                sha, *parents = heading.split()
+                heading, _, subject = record[1:].partition("\x02")
+                sha, stamp, *parents = heading.split()
+                when, stated = int(stamp), _states_time(subject)
                 merges_seen = merges_seen or len(parents) > 1
+                status = None
+                continue
             record = record.strip("\n")
+            if status is None:
+                status = record or None
+                continue
             if record in wanted:
-                found[record] = sha
+                added = _added(status) if stated is None else stated
+                found[record] = LastChange(sha, when, added)
                 wanted.discard(record)
                 if merges_seen:
                     past_merge.add(record)
                 if not wanted:
                     break
+            status = None
     finally:
         with contextlib.suppress(Exception):
             proc.proc.kill()
@@ -54,9 +79,50 @@ def last_commits(repo: Git, paths: set[str], rev: str = "HEAD") -> dict[str, str
     if past_merge:
         at_rev = repo.trees.root_of(repo.run("rev-parse", "--verify", f"{rev}^{{commit}}"))
         for path in past_merge:
-            if not _same_entry(repo, found[path], at_rev, path):
-                found[path] = repo.run("log", "-1", "--format=%H", rev, "--", path)
+            if not _same_entry(repo, found[path].sha, at_rev, path):
+                found[path] = _asked_alone(repo, rev, path)
     return found
+
+
+# The subjects of the tool's editorial rewrites (core/changelog.py): they keep `updated`,
+# so that renaming an entity in hundreds of memories does not make them look changed.
+EDITORIAL = ("Rename entity: ", "Merge entity: ", "Rename predicate: ")
+# A restore writes back an old version, its old `updated` with it: it changed at its commit,
+# even when it brings a deleted memory back.
+RESTORE = "Restore "
+
+
+def _states_time(subject: str) -> bool | None:
+    """Whether a commit states the time of the files it changes in their front matter
+    (True), never does (False), or does for the files it adds (None: see _added)."""
+    if subject.startswith(EDITORIAL):
+        return True
+    return False if subject.startswith(RESTORE) else None
+
+
+def _added(status: str) -> bool:
+    """A file the commit added (against every parent, for a merge): its front matter's
+    `updated` (or its own dates) says when it was made, not the commit (an adoption, an
+    import, a person's commit of notes they dated)."""
+    return bool(status) and set(status) == {"A"}
+
+
+def _asked_alone(repo: Git, rev: str, path: str) -> LastChange:
+    out = repo.run(
+        "log", "-1", "--format=%H %ct%x02%s", "--name-status", "-z", "--no-renames", rev,
+        "--", path,
+    )  # fmt: skip
+    heading, _, rest = out.partition("\x02")
+    sha, stamp = heading.split()
+    subject, _, statuses = rest.partition("\0")
+    status = statuses.strip("\n").split("\0", 1)[0]
+    stated = _states_time(subject)
+    return LastChange(sha, int(stamp), _added(status) if stated is None else stated)
+
+
+def commit_time(repo: Git, sha: str) -> int:
+    """A commit's time (epoch seconds): when the change it records was made."""
+    return int(repo.run("show", "-s", "--format=%ct", sha))
 
 
 def holds(repo: Git, sha: str, path: str, blob: str) -> bool:
