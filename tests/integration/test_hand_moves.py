@@ -207,7 +207,7 @@ def test_an_offline_delete_read_by_search_before_the_commit_names_the_memory(vau
     assert f"Memory-Id: {made['memory_id']}" in message(vault_path)
 
 
-def test_a_folder_moved_whole_is_one_move_commit_per_memory(vault, vault_path, taken_in):
+def test_a_folder_moved_whole_is_one_commit_of_its_moves(vault, vault_path, taken_in):
     for name in ("wombat", "platypus", "echidna"):
         body = "\n".join(f"Line {n} about the {name}." for n in range(20))
         (vault_path / "notes").mkdir(exist_ok=True)
@@ -215,10 +215,12 @@ def test_a_folder_moved_whole_is_one_move_commit_per_memory(vault, vault_path, t
     vault.commit_hand_edits()
     before = git(vault_path, "rev-parse", "HEAD")
     taken_in(lambda: rename(vault_path, "notes", "archive/notes"))
-    assert sorted(commits_since(vault_path, before)) == [
-        f"Move note: {name} (notes/{name}.md -> archive/notes/{name}.md)"
-        for name in ("echidna", "platypus", "wombat")
-    ]
+    assert commits_since(vault_path, before) == ["Hand edit 3 memories"]
+    message = git(vault_path, "log", "-1", "--format=%B")
+    renames = git(vault_path, "show", "-M", "--name-status", "--format=", "HEAD")
+    for name in ("echidna", "platypus", "wombat"):
+        assert f"Moved-From: notes/{name}.md" in message
+        assert f"R100\tnotes/{name}.md\tarchive/notes/{name}.md" in renames
 
 
 def test_an_offline_rename_of_a_file_without_an_id_read_by_search_stays_a_move(vault_path):

@@ -136,10 +136,14 @@ def test_catch_up_after_edits_made_while_stopped(vault_path):
             assert titles(vault, "nocturnal grazers") == ["Wombats dig burrows"]
             assert titles(vault, "lay eggs") == ["Platypus facts"]
             assert git(vault_path, "status", "--porcelain") == ""
-            assert set(subjects(vault_path, 2)) == {
-                "Hand edit: Wombats dig burrows",
-                "Hand edit: Platypus facts",
-            }
+            # What changed while nothing watched is one change of the person's: one commit.
+            assert subjects(vault_path, 2) == [
+                "Hand edit 2 memories",
+                "Create decision: Wombats dig burrows",
+            ]
+            body = git(vault_path, "log", "-1", "--format=%b")
+            assert "- decision: Wombats dig burrows (" in body
+            assert "- note: Platypus facts (new)" in body
         finally:
             watcher.stop()
 

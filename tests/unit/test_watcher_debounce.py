@@ -48,18 +48,33 @@ def test_a_new_event_restarts_the_quiet_period():
     assert pending.due() == ["notes/a.md"]
 
 
-def test_each_file_keeps_its_own_quiet_period():
+def test_files_changed_in_one_burst_are_handed_out_together():
     clock = Clock()
     pending = Debouncer(QUIET, clock)
     pending.note("notes/a.md")
     clock.step(0.25)
-    pending.note("notes/b.md")
+    pending.note("notes/b.md")  # (a rename rewrote the links of both, a `sed` edited both)
 
     clock.step(0.25)
-    assert pending.due() == ["notes/a.md"]
-    assert len(pending) == 1
+    assert pending.due() == []  # a is quiet, the folder is not
+    assert len(pending) == 2
     clock.step(0.25)
-    assert pending.due() == ["notes/b.md"]
+    assert sorted(pending.due()) == ["notes/a.md", "notes/b.md"]
+    assert len(pending) == 0
+
+
+def test_a_file_that_never_goes_quiet_lets_the_others_out_after_the_longest_delay():
+    clock = Clock()
+    pending = Debouncer(QUIET, clock)
+    pending.note("logs/appended.md")
+    clock.step(0.25)
+    pending.note("notes/a.md")
+    for _ in range(int(MAX_DELAY_SECONDS / 0.25) - 2):
+        clock.step(0.25)
+        pending.note("logs/appended.md")
+        assert pending.due() == []
+    clock.step(0.25)
+    assert sorted(pending.due()) == ["logs/appended.md", "notes/a.md"]
 
 
 def test_a_file_that_never_goes_quiet_is_still_handed_out_after_the_longest_delay():

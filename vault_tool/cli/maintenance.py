@@ -78,10 +78,12 @@ def watch(vault_path: str | None, as_json: bool) -> None:
 @click.command()
 @vault_options
 def commit(vault_path: str | None, as_json: bool) -> None:
-    """Commit hand edits now, one commit per memory, saying what happened to it.
+    """Commit hand edits now, one commit saying what happened to each memory.
 
     `Hand edit: <title>` for a new or changed file, `Delete <type>: <title> (hand edit)`
-    for a deleted one, `Move <type>: <title> (old -> new)` for a moved or renamed one.
+    for a deleted one, `Move <type>: <title> (old -> new)` for a moved or renamed one;
+    `Hand edit <n> memories` listing each for several (deletes that are no move's: a
+    commit of their own).
 
     For vaults with auto_commit = false in .vault/config.toml. A file that does not
     parse, holds a secret or has a name that cannot serve is left uncommitted and listed

@@ -46,6 +46,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     ),
     "hand_edit": ("Hand edit: {title}", "a person made or changed a file"),
     "hand_delete": ("Delete {type}: {title} (hand edit)", "a person deleted a file"),
+    "hand_edit_batch": (
+        "Hand edit {memories}",
+        "a person changed several memories in one quiet period (a rename in an editor that "
+        "rewrote the links to it, a `sed` over many notes): made, changed, deleted or moved",
+    ),
     "move": (
         "Move {type}: {title} ({old} -> {new})",
         "a person moved or renamed a file (an editor, `mv`, `git mv`)",
@@ -137,7 +142,7 @@ def message(
     client: str,
     *,
     listed: Iterable[Entry] = (),
-    moved_from: str | None = None,
+    moved_from: str | Sequence[str] | None = None,
     reason: str | None = None,
 ) -> str:
     """Subject, the body listing `listed` (if any) and the reason given for the change (if
@@ -149,8 +154,8 @@ def message(
     if reason:
         parts.append(f"Reason: {escape(reason)}")
     trailers = [f"Memory-Id: {escape(m)}" for m in memory_ids]
-    if moved_from is not None:
-        trailers.append(f"Moved-From: {escape(moved_from)}")
+    for old in [moved_from] if isinstance(moved_from, str) else moved_from or ():
+        trailers.append(f"Moved-From: {escape(old)}")
     parts.append("\n".join([*trailers, f"Client: {escape(client)}"]))
     return "\n\n".join(parts) + "\n"
 
@@ -202,6 +207,14 @@ def moved(of: Entry, old: str, new: str, client: str) -> str:
     """A move of one memory's file from old to new."""
     line = subject("move", of, old=old, new=new)
     return message(line, [of.memory_id], client, moved_from=old)
+
+
+def hand_edited(entries: Sequence[Entry], moved_from: Sequence[str], client: str) -> str:
+    """Several memories a person changed in one quiet period: one commit listing each (a
+    `Moved-From:` trailer for each that moved)."""
+    line = subject("hand_edit_batch", memories=memories(len(entries)))
+    ids = [e.memory_id for e in entries]
+    return message(line, ids, client, listed=entries, moved_from=moved_from)
 
 
 def reference() -> str:

@@ -1,11 +1,11 @@
 """Hand edits: checking a changed file, and committing what a person did as what it was.
 
 A person edits, creates, deletes and moves files (in an editor, with `mv`, with `git mv`).
-Each memory's change is one commit whose subject says which of these it was
-(core/changelog.py). A move is found by the memory's id or by content (core/moves.py).
-Either way it is one `Move` commit of both paths, whatever noticed the change first (a
-watcher's event for only one of the two paths, or a catch-up by a CLI read that already
-indexed the new path).
+What settles in one quiet period is one commit: one memory's change has a subject saying
+which of these it was, several are listed in its body (core/changelog.py). A move is found
+by the memory's id or by content (core/moves.py), and both its paths go in one commit,
+whatever noticed the change first (a watcher's event for only one of the two paths, or a
+catch-up by a CLI read that already indexed the new path).
 """
 
 from __future__ import annotations
@@ -203,50 +203,90 @@ class HandEdits:
     def commit(
         self, ready: dict[str, Checked], known: dict[str, Any]
     ) -> tuple[dict[str, str], list[Committed]]:
-        """One commit per memory (a move is one, of both paths); path -> sha, and the commits."""
+        """Commit what ready holds: path -> sha, and the commits (none if no file differs
+        from HEAD).
+
+        ready is what settled in one quiet period (a watcher's batch, or everything a
+        catch-up or `vault-tool commit` found): a rename that rewrote the links of many
+        notes, or a `sed` over them, is one change of the person's, so it is one commit,
+        its body listing each memory. One memory (a move: both its paths) keeps its own
+        subject (`Hand edit: <title>`, `Delete ...`, `Move ...`). Deletes that are no
+        move's are a commit of their own: beside a new note in one commit, git would take
+        a deleted note that the new one resembles (yesterday's daily note, made from the
+        same template) for its rename, and `history` would join the two.
+        """
+        groups = [
+            g for g in self._groups(ready, known)
+            if any(not self.store.matches_head(p, ready[p].data) for p in g.paths)
+        ]  # fmt: skip
+        deletes = [g for g in groups if g.deleted]
         versions: dict[str, str] = {}
         done: list[Committed] = []
-        for paths, memory_id, message in self._messages(ready, known):
-            # The bytes that were checked are committed, whatever the file holds by now:
+        for batch in (deletes, [g for g in groups if not g.deleted]):
+            if not batch:
+                continue
+            paths = [p for g in batch for p in g.paths]
+            if len(batch) == 1:
+                message = batch[0].message
+            else:
+                moved = [g.moved_from for g in batch if g.moved_from is not None]
+                entries = [g.entry for g in batch]
+                message = changelog.hand_edited(entries, moved, HAND_EDIT_CLIENT)
+            # The bytes that were checked are committed, whatever the files hold by now:
             # a person still typing must not get a half-saved file into the history.
-            sha = self.store.commit_paths(
-                paths, message, snapshot={p: ready[p].data for p in paths}
-            )
+            snapshot = {p: ready[p].data for p in paths}
+            sha = self.store.commit_paths(paths, message, snapshot=snapshot)
             if sha:
                 versions.update(dict.fromkeys(paths, sha))
-                done.append(Committed(sha, message.split("\n", 1)[0], paths, memory_id))
+                subject = message.split("\n", 1)[0]
+                done.append(Committed(sha, subject, paths, batch[0].entry.memory_id))
         return versions, done
 
-    def _messages(
-        self, ready: dict[str, Checked], known: dict[str, Any]
-    ) -> list[tuple[list[str], str, str]]:
+    def _groups(self, ready: dict[str, Checked], known: dict[str, Any]) -> list[_Group]:
+        """Each memory's paths (a move's two), the entry that names it, and the message of a
+        commit of it alone."""
         moves = find_moves(ready)
-        messages = []
+        groups = []
         for old, new in moves.items():
             checked = ready[new]
             assert checked.memory is not None
             of = changelog.entry(checked.memory, new)
-            messages.append(
-                ([old, new], of.memory_id, changelog.moved(of, old, new, HAND_EDIT_CLIENT))
-            )
+            message = changelog.moved(of, old, new, HAND_EDIT_CLIENT)
+            groups.append(_Group([old, new], of, message, old))
         paired = set(moves) | set(moves.values())
-        groups: dict[str, list[str]] = {}
+        by_id: dict[str, list[str]] = {}
         for path, checked in ready.items():
             if path not in paired:
-                groups.setdefault(checked.memory_id, []).append(path)
-        for memory_id, group in groups.items():
+                by_id.setdefault(checked.memory_id, []).append(path)
+        for memory_id, group in by_id.items():
             memory = next((ready[p].memory for p in group if ready[p].memory is not None), None)
             was = next((ready[p].was for p in group if ready[p].was is not None), None)
+            deleted = memory is None
             if memory is None and was is not None:
+                of = changelog.Entry(was.memory_type, was.title, memory_id)
                 line = changelog.subject("hand_delete", was)
             elif memory is not None:
+                of = changelog.Entry(memory.memory_type, memory.title, memory_id)
                 line = changelog.subject("hand_edit", title=memory.title)
             else:  # gone before any commit had it: named as the index knew it
-                title = next((known[p].title for p in group if known.get(p)), group[0])
+                doc = next((known[p] for p in group if known.get(p)), None)
+                title = doc.title if doc is not None else group[0]
+                of = changelog.Entry(doc.memory_type if doc else "file", title, memory_id)
                 line = changelog.subject("hand_edit", title=title)
             message = changelog.message(line, [memory_id], HAND_EDIT_CLIENT)
-            messages.append((group, memory_id, message))
-        return messages
+            groups.append(_Group(group, of, message, deleted=deleted))
+        return groups
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One memory's part of a batch of hand edits."""
+
+    paths: list[str]
+    entry: changelog.Entry
+    message: str  # of a commit of this memory alone
+    moved_from: str | None = None
+    deleted: bool = False  # its file is gone, and is no move's
 
 
 def secret_problem(data: bytes, *, in_git: bool = False) -> dict[str, Any] | None:
