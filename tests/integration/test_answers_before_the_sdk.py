@@ -1,28 +1,23 @@
 """What the stdio server answers while the SDK is still importing: exactly what the SDK would.
 
-A host sends tools/list right after initialize, and often a search at once; the SDK takes
-most of a second to import. EarlyServer answers ping, tools/list and search/remember calls
-itself meanwhile (early.py), keeps notifications for the SDK, and leaves the first request
-it cannot answer, and every line after it, to the SDK in order.
+A host sends tools/list right after initialize; the SDK takes most of a second to import.
+EarlyServer answers ping and tools/list itself meanwhile (early.py), keeps notifications
+for the SDK, and leaves the first request it cannot answer (every tool call: the SDK's
+dispatch is their one door), and every line after it, to the SDK in order.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import threading
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import pytest
 
-from tests.helpers import create_args
-from vault_tool.engine.vault import Vault
-from vault_tool.server import early, handshake
+from vault_tool.server import early
 from vault_tool.server.before_sdk import EarlyServer, Inbox
-from vault_tool.server.runtime import Runtime
 
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 
@@ -44,6 +39,8 @@ def _initialize(version: str) -> str:
 
 
 INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+# tools/list asks the runtime nothing but its profile.
+LISTING_ONLY: Any = SimpleNamespace(profile="core")
 
 
 async def _sdk_answers(runtime: Any, version: str, lines: list[str]) -> list[dict]:
@@ -73,12 +70,6 @@ async def _sdk_answers(runtime: Any, version: str, lines: list[str]) -> list[dic
     return answers[1:]  # (not initialize's)
 
 
-def _boundless(result: dict) -> dict:
-    """A call result with its per-response data-block boundary made constant."""
-    text = re.sub(r"(memory(?: \d+)?) [0-9a-f]{8} >>>", r"\1 ? >>>", result["content"][0]["text"])
-    return {**result, "content": [{**result["content"][0], "text": text}]}
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("profile", ["core", "extended"])
 def test_the_early_tool_list_is_exactly_the_sdks(version: str, profile: str) -> None:
@@ -87,39 +78,12 @@ def test_the_early_tool_list_is_exactly_the_sdks(version: str, profile: str) -> 
     assert answer["result"] == early.tools_list_result(profile=profile)
 
 
-@pytest.fixture
-def runtime(vault_path: Path):
-    with Vault.open(vault_path) as vault:
-        vault.remember(create_args("Ana owns the billing service"))
-    opened = Runtime(vault_path, "stdio")
-    opened.open(watch=False)
-    yield opened
-    opened.shutdown()
-
-
-@pytest.mark.parametrize("version", ["2025-11-25", "2024-11-05"])
-def test_an_early_call_answer_is_exactly_the_sdks(runtime: Runtime, version: str) -> None:
-    calls = [
-        ("search", {"query": "billing"}),
-        ("search", {"query": "billing", "top_k": 99}),  # a refusal
-        ("remember", {"mode": "create"}),  # a refusal with several problems
-    ]
-    lines = [
-        _message(n, "tools/call", {"name": t, "arguments": a}) for n, (t, a) in enumerate(calls)
-    ]
-    sdk = anyio.run(_sdk_answers, runtime, version, lines)
-    for (tool, arguments), answer in zip(calls, sdk, strict=True):
-        ours = early.call_result(runtime.call(tool, arguments, client="t"))
-        assert _boundless(answer["result"]) == _boundless(ours)
-
-
 def test_requests_are_read_for_what_can_be_answered_before_the_sdk() -> None:
     assert early.read(_message(1, "ping")) == early.Request(early.PING, 1)
     assert early.read(_message("a", "tools/list", {"_meta": {}})) == early.Request(early.LIST, "a")
-    search = _message(2, "tools/call", {"name": "search", "arguments": {"query": "x"}})
-    assert early.read(search) == early.Request(early.CALL, 2, "search", {"query": "x"})
     assert early.read(INITIALIZED) == early.Request(early.NOTIFICATION)
     for line in [
+        _message(2, "tools/call", {"name": "search", "arguments": {"query": "x"}}),  # the SDK's
         _message(3, "tools/list", {"cursor": "next"}),  # a page the SDK knows how to refuse
         _message(4, "tools/call", {"name": "erase", "arguments": {}}),  # an unknown tool
         _message(5, "tools/call", {"name": "search", "arguments": [1]}),
@@ -133,47 +97,32 @@ def test_requests_are_read_for_what_can_be_answered_before_the_sdk() -> None:
         assert early.read(line) is None, line
 
 
-def test_the_early_server_answers_in_order_and_leaves_the_rest_to_the_sdk(runtime: Runtime) -> None:
-    hello = handshake.early_answer(_initialize("2025-11-25"))
-    assert hello is not None
+def test_the_early_server_answers_in_order_and_leaves_the_rest_to_the_sdk() -> None:
     inbox, sent = Inbox(), []
-    opened, answered, ready = threading.Event(), threading.Event(), threading.Event()
-    opened.set()
+    search = _message(2, "tools/call", {"name": "search", "arguments": {"query": "billing"}})
     later = [_message(4, "tools/list"), INITIALIZED]
-    for line in [
-        INITIALIZED,
-        _message(1, "tools/list"),
-        _message(2, "tools/call", {"name": "search", "arguments": {"query": "billing"}}),
-        _message(3, "resources/list"),
-        *later,
-    ]:
+    for line in [INITIALIZED, _message(1, "tools/list"), search, *later]:
         inbox.put(line)
-    kept = EarlyServer(runtime, inbox, sent.append, hello).serve(opened, answered, ready)
+    kept = EarlyServer(LISTING_ONLY, inbox, sent.append).serve(threading.Event())
 
-    assert kept == [INITIALIZED, _message(3, "resources/list")]
+    assert kept == [INITIALIZED, search]
     assert inbox.hand_over(lambda line: None) == later  # still held, for the SDK, in order
     answers = [json.loads(line) for line in sent]
-    assert [a["id"] for a in answers] == [1, 2]
+    assert [a["id"] for a in answers] == [1]
     assert answers[0]["result"] == early.tools_list_result()
-    hits = answers[1]["result"]["structuredContent"]["selected_hits"]
-    assert [h["title"] for h in hits] == ["Ana owns the billing service"]
-    assert answered.is_set()  # the first call was answered: the watcher and the SDK may start
 
 
-def test_the_early_server_stops_when_the_sdk_is_ready_or_stdin_closes(runtime: Runtime) -> None:
-    hello = handshake.early_answer(_initialize("2025-11-25"))
-    assert hello is not None
-    opened, answered, ready = threading.Event(), threading.Event(), threading.Event()
-    opened.set()
+def test_the_early_server_stops_when_the_sdk_is_ready_or_stdin_closes() -> None:
+    ready = threading.Event()
     inbox, sent = Inbox(), []
     inbox.put(INITIALIZED)
     ready.set()
     inbox.wake()
-    assert EarlyServer(runtime, inbox, sent.append, hello).serve(opened, answered, ready) == []
+    assert EarlyServer(LISTING_ONLY, inbox, sent.append).serve(ready) == []
     assert inbox.hand_over(lambda line: None) == [INITIALIZED]  # left for the SDK
 
-    inbox, ready = Inbox(), threading.Event()
+    inbox = Inbox()
     inbox.put(_message(1, "ping"))
     inbox.put(None)
-    assert EarlyServer(runtime, inbox, sent.append, hello).serve(opened, answered, ready) is None
+    assert EarlyServer(LISTING_ONLY, inbox, sent.append).serve(threading.Event()) is None
     assert json.loads(sent[-1]) == {"jsonrpc": "2.0", "id": 1, "result": {}}

@@ -6,7 +6,7 @@
   runtime.py    the opened vault, its watcher, worker threads, logs and the audit trail
   shared_log.py a log file the vault's servers append to and rotate together
   handshake.py  answering `initialize` before the SDK has finished importing
-  early.py      the answers known without the SDK (ping, tools/list, calls), in wire form
+  early.py      the answers known without the SDK (ping, tools/list), in wire form
   before_sdk.py the lines read and the requests answered while the SDK imports
   app.py        the SDK's low-level Server wired to tools.py (the only module here that builds it)
   stdio.py      `vault-tool serve`: stdin/stdout, EOF and signals

@@ -1,8 +1,8 @@
 """Before the SDK is ready: the lines read meanwhile, and the requests answered without it.
 
 The reader thread puts every line from stdin into the Inbox. Until the SDK has imported,
-EarlyServer takes them from there and answers what early.py can (ping, tools/list, search
-and remember calls); at the first request it cannot, or once the SDK is ready, it stops,
+EarlyServer takes them from there and answers what early.py can (ping, tools/list); at the
+first request it cannot (a tool call among them), or once the SDK is ready, it stops,
 and the lines it kept (notifications, that request) and those still held reach the SDK
 first, in order, then the reader thread forwards each new line to the SDK directly.
 """
@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from vault_tool.server import early, handshake
+from vault_tool.server import early
 from vault_tool.server.runtime import Runtime
 
 
@@ -67,51 +67,33 @@ class EarlyServer:
         runtime: Runtime,
         inbox: Inbox,
         send_line: Callable[[str], None],
-        hello: handshake.EarlyAnswer,
-        calling: Any = None,
     ) -> None:
         self.runtime = runtime
         self.inbox = inbox
         self.send_line = send_line
-        self.client = hello.client
-        self.calling = calling or threading.Event()  # set while a call runs
 
-    def serve(self, opened: Any, answered: Any, ready: Any) -> list[str | None] | None:
+    def serve(self, ready: Any) -> list[str | None] | None:
         """Answer what it can until the SDK is ready; the lines left to the SDK, in order.
 
         None when stdin closed meanwhile: every request read was answered, nothing is left.
         """
         kept: list[str | None] = []  # notifications, and the first line the SDK must answer
-        try:
-            while not ready.is_set():
-                line = self.inbox.get()
-                if line is False:
-                    continue  # woken: the SDK is ready
-                request = early.read(line) if isinstance(line, str) else None
-                if line is None or request is None:
-                    answered.set()  # (stdin closed, or the SDK is needed now)
-                    if line is None:
-                        return None
-                    kept.append(line)
-                    break  # the SDK answers this one, and everything after it
-                if request.kind == early.NOTIFICATION:
-                    kept.append(line)
-                    continue
-                self._answer(request, opened)
-                if request.kind == early.CALL:
-                    answered.set()
-        finally:
-            answered.set()
+        while not ready.is_set():
+            line = self.inbox.get()
+            if line is False:
+                continue  # woken: the SDK is ready
+            if line is None:
+                return None
+            request = early.read(line)
+            if request is None:
+                kept.append(line)
+                break  # the SDK answers this one, and everything after it
+            if request.kind == early.NOTIFICATION:
+                kept.append(line)
+                continue
+            result = {} if request.kind == early.PING else self._tools()
+            self.send_line(early.answer(request.request_id, result))
         return kept
 
-    def _answer(self, request: early.Request, opened: Any) -> None:
-        if request.kind == early.PING:
-            result: dict[str, Any] = {}
-        elif request.kind == early.LIST:
-            result = early.tools_list_result(profile=self.runtime.profile)
-        else:
-            self.calling.set()
-            opened.wait()
-            outcome = self.runtime.call(request.tool, request.arguments, client=self.client)
-            result = early.call_result(outcome)
-        self.send_line(early.answer(request.request_id, result))
+    def _tools(self) -> dict[str, Any]:
+        return early.tools_list_result(profile=self.runtime.profile)

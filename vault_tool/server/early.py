@@ -1,13 +1,13 @@
 """What the server answers before the SDK has finished importing, and how it words results.
 
-Importing the `mcp` SDK takes most of a second on a small machine; a host asks for the tool
-list right after `initialize`, and often searches at once. So until the SDK is ready, the
-stdio server answers the requests whose answers it knows exactly itself: `ping`,
-`tools/list` (precomputed from tools.py) and a `tools/call` of search or remember (the same
-call the SDK's handler makes). Notifications are kept for the SDK, in order; the first
-request of any other kind, or one it cannot read, goes to the SDK with everything after it.
-The SDK's handlers answer with the same dicts (`tools_list_result`, `call_result`), and a
-test holds them equal to what the SDK itself would send.
+Importing the `mcp` SDK takes most of a second on a small machine, and a host asks for the
+tool list right after `initialize`. So until the SDK is ready, the stdio server answers the
+two requests whose answers are fixed: `ping` and `tools/list` (precomputed from tools.py).
+Notifications are kept for the SDK, in order; the first request of any other kind (every
+`tools/call` among them: tool calls have one door, the SDK's dispatch), or one it cannot
+read, goes to the SDK with everything after it. The SDK's handlers answer with the same
+dicts (`tools_list_result`, `call_result`), and a test holds the tool list equal to what
+the SDK itself would send.
 
 Pure: JSON in, JSON out; no `mcp` import.
 """
@@ -15,7 +15,7 @@ Pure: JSON in, JSON out; no `mcp` import.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -24,7 +24,6 @@ from vault_tool.server import tools
 
 PING = "ping"
 LIST = "tools/list"
-CALL = "tools/call"
 NOTIFICATION = "notification"
 
 
@@ -34,8 +33,6 @@ class Request:
 
     kind: str
     request_id: Any = None
-    tool: str = ""
-    arguments: dict[str, Any] = field(default_factory=dict)
 
 
 def read(line: str) -> Request | None:
@@ -61,10 +58,6 @@ def read(line: str) -> Request | None:
         return Request(PING, request_id)
     if method == LIST and extra <= {"cursor"} and not (params or {}).get("cursor"):
         return Request(LIST, request_id)
-    if method == CALL and params is not None and extra <= {"name", "arguments"}:
-        name, arguments = params.get("name"), params.get("arguments")
-        if name in (tools.SEARCH, tools.REMEMBER) and isinstance(arguments, dict | None):
-            return Request(CALL, request_id, name, arguments or {})
     return None
 
 

@@ -4,7 +4,7 @@
    stderr, so git and any other child can neither eat requests nor corrupt responses.
 2. Answer `initialize` at once (handshake.py); open the vault, then import the SDK, on a
    thread of their own, while this one answers what it can without the SDK (early.py:
-   ping, tools/list, search and remember calls).
+   ping and tools/list; tool calls wait for the SDK, their one door).
 3. Serve through the SDK, reading the wire on a daemon thread with plain os.read: a
    blocked read then never holds up exit (an SDK file wrapper would need a line to arrive).
    The lines read before the SDK was ready and left to it reach it first, in order.
@@ -41,9 +41,6 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _OVERSIZED = "{oversized message dropped}\n"
 # How long a stop waits for a vault still being opened, so that it is closed again.
 OPENING_SECONDS = 1.0
-# After the vault opens, how long the watcher's catch-up and the SDK's import wait for the
-# host's first call (answered without them meanwhile): both would slow it down.
-FIRST_CALL_SECONDS = 0.5
 
 
 class WireReader:
@@ -98,6 +95,10 @@ def serve_stdio(
     for signum in STOP_SIGNALS:
         signal.signal(signum, _exit_now)
     wire_in, wire_out = _take_the_wire()
+    # The SDK imports (most of a second) while the host's first line arrives and the vault
+    # opens: a first call needs both.
+    ready = threading.Event()
+    threading.Thread(target=_import_sdk, args=(ready,), name="sdk-import", daemon=True).start()
     reader = WireReader(wire_in)
     first = reader.readline()
     if not first:
@@ -109,15 +110,9 @@ def serve_stdio(
     runtime = Runtime(root, "stdio", sync_every, profile, project, unavailable)
     inbox = Inbox()
     threading.Thread(target=_pump, args=(reader, inbox), name="stdin-reader", daemon=True).start()
-    opened, answered, ready = threading.Event(), threading.Event(), threading.Event()
-    calling = threading.Event()
-    if handshake_answer is None:
-        answered.set()  # nothing is answered before the SDK: it is needed at once
+    opened = threading.Event()
     threading.Thread(
-        target=_warm_up,
-        args=(runtime, opened, answered, calling, ready, inbox),
-        name="warm-up",
-        daemon=True,
+        target=_warm_up, args=(runtime, opened, ready, inbox), name="warm-up", daemon=True
     ).start()
     try:
         lines: list[str | None] | None = [first]
@@ -126,8 +121,7 @@ def serve_stdio(
             def send_line(text: str) -> None:
                 _write_all(wire_out, (text + "\n").encode("utf-8"))
 
-            server = EarlyServer(runtime, inbox, send_line, handshake_answer, calling)
-            rest = server.serve(opened, answered, ready)
+            rest = EarlyServer(runtime, inbox, send_line).serve(ready)
             lines = None if rest is None else [first, *rest]
         if lines is not None:
             opened.wait()
@@ -139,20 +133,7 @@ def serve_stdio(
         runtime.shutdown()
 
 
-def _warm_up(
-    runtime: Runtime, opened: Any, answered: Any, calling: Any, ready: Any, inbox: Inbox
-) -> None:
-    """Open the vault (a first search needs it); after the first call, or a moment without
-    one, start watching (at once if the index is empty) and import the SDK."""
-    try:
-        runtime.open(watch=False)
-    finally:
-        opened.set()
-    if not runtime.index_filled():
-        runtime.watch()  # an index that no catch-up has filled answers nothing until one has
-    while not answered.wait(FIRST_CALL_SECONDS) and calling.is_set():
-        pass  # a first call is running: it is answered first
-    runtime.watch()
+def _import_sdk(ready: Any) -> None:
     try:
         import anyio  # noqa: F401
         from mcp.server.stdio import stdio_server  # noqa: F401
@@ -160,7 +141,20 @@ def _warm_up(
         from vault_tool.server import app  # noqa: F401
     finally:
         ready.set()
-        inbox.wake()
+
+
+def _warm_up(runtime: Runtime, opened: Any, ready: Any, inbox: Inbox) -> None:
+    """Open the vault (a first call needs it, and the SDK), then start watching (at once if
+    the index is empty: no catch-up has filled it, and it answers nothing)."""
+    try:
+        runtime.open(watch=False)
+    finally:
+        opened.set()
+    if not runtime.index_filled():
+        runtime.watch()
+    ready.wait()
+    inbox.wake()
+    runtime.watch()
     runtime.warm()  # (idle now: the first remember's checks, common words' scores)
 
 
