@@ -14,22 +14,24 @@ not exported here is internal and may change.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from vault_tool.errors import (
-    Cancelled,
-    InvalidInput,
-    LimitExceeded,
-    NotFound,
-    UnparseableFile,
-    VaultBusy,
-    VaultError,
-    VaultUnavailable,
-    VersionConflict,
-)
-
+# Nothing is imported until it is asked for: git starts `python -m vault_tool textconv` for
+# each side of each file a diff shows, and typing and dataclasses alone would double its time.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from vault_tool.engine.vault import Vault
+    from vault_tool.errors import (
+        Cancelled,
+        InvalidInput,
+        LimitExceeded,
+        NotFound,
+        UnparseableFile,
+        VaultBusy,
+        VaultError,
+        VaultUnavailable,
+        VersionConflict,
+    )
 
 __version__ = "0.1.0"
 __all__ = [
@@ -54,4 +56,8 @@ def __getattr__(name: str) -> Any:
         from vault_tool.engine.vault import Vault
 
         return Vault
+    if name in __all__:
+        from vault_tool import errors
+
+        return getattr(errors, name)
     raise AttributeError(f"module 'vault_tool' has no attribute {name!r}")

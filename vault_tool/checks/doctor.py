@@ -65,6 +65,7 @@ def doctor(checkup: Checkup, progress: Progress | None = None) -> DoctorReport:
         _check_git(checkup, holder),
         _check_git_index(checkup, holder),
         team.check_merge_driver(checkup),
+        team.check_diff_driver(checkup),
         _check_index(checkup, found),
         _check_files(by_kind),
         team.check_merged_bodies(by_kind),

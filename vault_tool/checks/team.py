@@ -1,7 +1,8 @@
 """doctor's checks of what a team vault's merges can leave behind.
 
 A clone whose git does not know the merge driver (merge_setup.py) merges memory files as
-plain text without a word; a body the driver could not settle is committed with conflict
+plain text without a word (one without the diff driver, diff_setup.py, shows their raw front
+matter in diffs); a body the driver could not settle is committed with conflict
 markers (flagged: searchable, its hits say so); the values a merge set aside are kept in
 the file's `merge_conflicts`; one memory added on two clones becomes two files with one id.
 Each is something for a person to do, with the fix.
@@ -15,7 +16,7 @@ from vault_tool.checks.checkup import Check, Checkup, issue_rows
 from vault_tool.checks.verify import Issue, VerifyReport
 from vault_tool.core.printable import escape
 from vault_tool.errors import VaultError
-from vault_tool.storage import merge_setup
+from vault_tool.storage import diff_setup, merge_setup
 from vault_tool.storage.problems import MERGED_HINT
 
 
@@ -42,6 +43,27 @@ def check_merge_driver(checkup: Checkup) -> Check:
         [{"problem": f} for f in found],
         fix="run any vault-tool command but doctor and verify once in the clone (`vault-tool "
         "sync`, say): opening it registers the driver; or by hand: " + "; ".join(by_hand),
+    )
+
+
+def check_diff_driver(checkup: Checkup) -> Check:
+    """Whether git shows memory files' facts in diffs (git diff, log -p, show): else a
+    reviewer reads raw front matter."""
+    git_dir = checkup.store.repo.git_dir
+    command = _config_value(checkup, "--get", f"diff.{diff_setup.DRIVER}.textconv")
+    found = diff_setup.problems(command, checkup.root, git_dir)
+    if not found:
+        return Check(
+            "diff_driver", "ok", "git diff, log -p and show print memories' facts as lines"
+        )
+    return Check(
+        "diff_driver",
+        "warn",
+        "; ".join(found),
+        [{"problem": f} for f in found],
+        fix="run any vault-tool command but doctor and verify once in the clone (`vault-tool "
+        "sync`, say): opening it registers the driver; or by hand: "
+        + "; ".join(diff_setup.fixes(checkup.root, git_dir, command)),
     )
 
 

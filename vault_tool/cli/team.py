@@ -101,4 +101,25 @@ def merge_driver(base: Path, ours: Path, theirs: Path, marker_size: int, path: s
     raise click.exceptions.Exit(code)
 
 
-COMMANDS = (remote, sync, merge_driver)
+@click.command(
+    "textconv",
+    hidden=True,  # git runs it, not a person or an agent
+    context_settings={"ignore_unknown_options": True, "help_option_names": ["--help"]},
+)
+@click.argument("file", type=click.Path(path_type=Path))
+def textconv(file: Path) -> None:
+    """The diff driver git runs on one side of a memory file's diff: `-- FILE`.
+
+    Prints the file's meaning as lines (type, title, key, tags, each entity, each fact
+    with its validity, supersedes, expires_at, other keys), a blank line, then its body,
+    so `git diff`, `git log -p` and `git show` show a changed fact as one changed line. A
+    note without front matter prints as it is, as does a file that does not parse.
+    Registered as diff.vault-tool.textconv by init and every open of the vault;
+    `.gitattributes` names it for `*.md`. `git log -p --no-textconv` shows the raw files.
+    """
+    from vault_tool.cli.textconv import run
+
+    raise click.exceptions.Exit(run(["--", str(file)]))
+
+
+COMMANDS = (remote, sync, merge_driver, textconv)

@@ -353,8 +353,9 @@ class Git:
             return None
 
     def diff(self, sha: str, relpath: str) -> str:
-        """The patch a commit made to a file."""
-        return self.run("show", "--format=", "--patch", sha, "--", relpath)
+        """The patch a commit made to a file, as the file holds it (not the diff driver's
+        lines, diff_setup.py)."""
+        return self.run("show", "--format=", "--patch", "--no-textconv", sha, "--", relpath)
 
     def commit_exists(self, sha: str) -> bool:
         """Whether sha names a commit of this repository."""

@@ -68,27 +68,27 @@ def register(repo_run, git_dir: Path, root: Path) -> bool:
         repo_run("config", f"merge.{DRIVER}.driver", driver_command())
         wrote = True
     if missing := unnamed(root, git_dir):
-        info = git_dir / "info" / "attributes"
-        info.parent.mkdir(parents=True, exist_ok=True)
-        before = _read(info)
-        with info.open("a", encoding="utf-8") as out:
-            lines = "".join(f"{line}\n" for line in missing)
-            out.write(("\n" if before and not before.endswith("\n") else "") + lines)
+        add_attributes(git_dir, missing)
         wrote = True
     return wrote
 
 
 def configured_driver(git_dir: Path) -> str | None:
-    """The driver's command in .git/config, read from the file (git writes the section
-    `[merge "vault-tool"]` with one `driver = ...` line), or None."""
+    """The driver's command in .git/config, or None."""
+    return config_value(git_dir, f'merge "{DRIVER}"', "driver")
+
+
+def config_value(git_dir: Path, section: str, key: str) -> str | None:
+    """A value of .git/config read from the file (git writes a section such as
+    `[merge "vault-tool"]` with one `driver = ...` line), or None: no git process."""
     inside = False
     for line in _read(git_dir / "config").splitlines():
         stripped = line.strip()
         if stripped.startswith("["):
-            inside = stripped == f'[merge "{DRIVER}"]'
-        elif inside and stripped.startswith("driver"):
-            key, _, value = stripped.partition("=")
-            if key.strip() == "driver":
+            inside = stripped == f"[{section}]"
+        elif inside and stripped.startswith(key):
+            name, _, value = stripped.partition("=")
+            if name.strip() == key:
                 return _unescaped(value.strip())
     return None
 
@@ -116,12 +116,28 @@ def names_driver(root: Path, git_dir: Path) -> bool:
 def unnamed(root: Path, git_dir: Path) -> list[str]:
     """The attribute lines naming the driver that no attributes file of the vault holds
     (a vault made before work state merged by the driver lacks the second)."""
-    held = {
+    held = attribute_lines(root, git_dir)
+    return [line for line in ATTRIBUTE_LINES if line not in held]
+
+
+def attribute_lines(root: Path, git_dir: Path) -> set[str]:
+    """The lines of the vault's attributes files (the committed one and the clone's own)."""
+    return {
         line.strip()
         for path in (root / ".gitattributes", git_dir / "info" / "attributes")
         for line in _read(path).splitlines()
     }
-    return [line for line in ATTRIBUTE_LINES if line not in held]
+
+
+def add_attributes(git_dir: Path, lines: list[str]) -> None:
+    """Append lines to the clone's own attributes file (.git/info/attributes): a person's
+    committed .gitattributes is theirs to change."""
+    info = git_dir / "info" / "attributes"
+    info.parent.mkdir(parents=True, exist_ok=True)
+    before = _read(info)
+    with info.open("a", encoding="utf-8") as out:
+        text = "".join(f"{line}\n" for line in lines)
+        out.write(("\n" if before and not before.endswith("\n") else "") + text)
 
 
 def problems(config_driver: str | None, root: Path, git_dir: Path) -> list[str]:

@@ -25,7 +25,7 @@ from vault_tool.core.changelog import client_of, subject
 from vault_tool.core.ids import may_hold_memory
 from vault_tool.core.memory import MAX_FILE_BYTES, too_large
 from vault_tool.errors import InvalidInput, VaultBusy, VaultError, VersionConflict
-from vault_tool.storage import adopt, merge_setup, versions
+from vault_tool.storage import adopt, diff_setup, merge_setup, versions
 from vault_tool.storage import config as config_module
 from vault_tool.storage.changes import (
     UNCHECKED,
@@ -69,7 +69,7 @@ _BYTE_FOR_BYTE = """\
 # Store every file byte for byte, so a file's blob id tells at once whether it changed.
 * -text
 """
-GITATTRIBUTES = _BYTE_FOR_BYTE + merge_setup.ATTRIBUTES
+GITATTRIBUTES = _BYTE_FOR_BYTE + merge_setup.ATTRIBUTES + diff_setup.ATTRIBUTES
 
 
 __all__ = ["UNCHECKED", "Change", "Store"]
@@ -128,6 +128,7 @@ class Store:
         store.repo.use_identity_fallback_if_needed()
         with contextlib.suppress(OSError, VaultError):  # (doctor says when it is missing)
             merge_setup.register(store.git, store.repo.git_dir, root)
+            diff_setup.register(store.git, store.repo.git_dir, root)
         if repair and store.repairs.look():
             try:
                 with store.write_lock():  # repairs (a live sync holds it while its marker is there)
@@ -177,6 +178,7 @@ class Store:
         settings = config_module.read_config(root)
         store = cls(root, Git(root, repo, settings.lock_timeout_seconds), settings)
         merge_setup.register(store.git, store.repo.git_dir, root)
+        diff_setup.register(store.git, store.repo.git_dir, root)
         if not store.repo.has_identity():
             store.git("config", "user.name", FALLBACK_NAME)
             store.git("config", "user.email", FALLBACK_EMAIL)
