@@ -16,6 +16,7 @@ import click
 from vault_tool import __version__
 from vault_tool.cli import (
     browse,
+    changes,
     health,
     maintenance,
     memories,
@@ -42,6 +43,7 @@ TOPICS = (
     browse,
     memories,
     review,
+    changes,
     recall,
     rules,
     transfer,

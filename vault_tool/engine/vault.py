@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tool.core import calls, ids, projects, search_call
-from vault_tool.engine import deletions, history, reads, restoring, status, syncing
+from vault_tool.engine import deletions, history, reads, restoring, review, status, syncing
 from vault_tool.engine.file_indexing import Progress, SyncReport
 from vault_tool.engine.intake import Intake
 from vault_tool.engine.ledger import Ledger
@@ -225,6 +225,22 @@ class Vault(Lookups):
     def blame(self, memory_id: str) -> list[dict[str, Any]]:
         """Each current fact of a memory with the commit, date and client that asserted it."""
         return history.blame(self._store, self._subject(memory_id))
+
+    def review(
+        self,
+        range: str | None = None,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        client: str | None = None,
+        memory: str | None = None,
+    ) -> dict[str, Any]:
+        """What a range of commits changed in meaning (engine/review.py): each memory it
+        touched, created, updated, moved, deleted or restored, with its facts, entities, tags
+        and fields before and after, its body as a word diff, and the flags a reviewer must
+        see. Without a range or filter: the commits not yet pushed to the upstream."""
+        selection = review.Selection(range, since, until, client, memory)
+        return review.review(self._store, self._index, selection)
 
     def search_as_of(
         self, args: dict[str, Any], when: str, *, explain: bool = False, progress: Any = None

@@ -223,3 +223,19 @@ def _stored(searcher: Any, docnum: int) -> dict[str, Any]:
             name: fields.get(name) for name in ("path", "memory_id", "title", "names", "links")
         }
     return cache[docnum]
+
+
+def linking_to(searcher: Any, path: str, title: str, aliases: list[str]) -> list[str]:
+    """Paths of the notes with a link that named the note at path, now that no note there
+    answers to it: a deleted note's links left broken. (A name another note still has
+    finds that one, and is left out.)"""
+    lookup = _lookup(searcher)
+    found: set[int] = set()
+    for key in links.names_of(path, title, aliases):
+        name = key.split(":", 1)[1]
+        if name and not links.by_name(name, lookup):
+            found.update(docnums_with(searcher, "link_keys", links.WIKI + name))
+    here = links.path_key(path)
+    if not lookup(links.PATH + here):
+        found.update(docnums_with(searcher, "link_keys", links.MARKDOWN + here))
+    return sorted(_path(searcher, d) for d in found)

@@ -8,6 +8,7 @@ for the hits that are returned.
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from typing import Any
 
@@ -165,3 +166,20 @@ def superseded_ids(searcher: Any) -> frozenset[str]:
             for t in searcher.reader().lexicon("supersedes")
         ),
     )
+
+
+def facts_of_subjects(searcher: Any, names: set[str]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(memory_id, path, semantic delta) of every memory that declares an entity with one of
+    these names (normalised, as entity_keys holds them: `name|kind`), whatever its kind."""
+    reader = searcher.reader()
+    docnums: set[int] = set()
+    for name in names:
+        for term in reader.expand_prefix("entity_keys", f"{name}|"):
+            key = term.decode() if isinstance(term, bytes) else term
+            docnums.update(mentioning(searcher, key))
+    found = []
+    for docnum in sorted(docnums):
+        fields = searcher.stored_fields(docnum)
+        delta = json.loads(fields["record"])["semantic_delta"]
+        found.append((fields["memory_id"], fields["path"], delta))
+    return found

@@ -57,7 +57,8 @@ class Logged:
 
 
 def read_log(git: Git, *args: str, renames: bool = False) -> list[Logged]:
-    """`git log --raw` with these arguments, newest first, each commit with its changes.
+    """`git log --raw` with these arguments, newest first, each commit with its changes
+    (with -c, a merge's too: the files it made of its own, against its first parent).
 
     Paths after `--` are literal (a `[` or `*` in a name is no pattern).
     """
@@ -95,6 +96,9 @@ def parse_log(out: str) -> list[Logged]:
             headers.append([token[1:], *tokens[i + 1 : i + _HEADER_FIELDS]])
             changes.append([])
             i += _HEADER_FIELDS
+        elif token.startswith("::") and headers:
+            changes[-1].append(_combined(token, tokens[i + 1]))
+            i += 2
         elif token.startswith(":") and headers:
             meta = token[1:].split()
             status = meta[4][:1]
@@ -119,6 +123,17 @@ def parse_log(out: str) -> list[Logged]:
             headers, changes, strict=True
         )
     ]  # fmt: skip
+
+
+def _combined(token: str, path: str) -> FileChange:
+    """A merge's file (read_log with -c: a file that differs from every parent), as a change
+    against its first parent: `::<modes> <one blob a parent> <result blob> <statuses>`."""
+    parents = len(token) - len(token.lstrip(":"))
+    meta = token[parents:].split()
+    old_blob, new_blob = meta[parents + 1], meta[2 * parents + 1]
+    old = None if old_blob == _NO_BLOB else old_blob
+    new = None if new_blob == _NO_BLOB else new_blob
+    return FileChange("D" if new is None else "A" if old is None else "M", path, old, new)
 
 
 def blob(git: Git, sha: str) -> bytes:
