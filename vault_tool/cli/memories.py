@@ -317,4 +317,50 @@ def _date(c: dict[str, Any]) -> str:
     return str(c["date"])[:19].replace("T", " ")
 
 
-COMMANDS = [show, history, restore, deleted, log, remember_file]
+@click.command()
+@click.argument("span", metavar="[RANGE]", required=False)
+@click.option("--client", metavar="NAME", help="Revert this client's commits (an agent, cli).")
+@click.option("--since", type=Moment(), metavar="DATE", help="With --client: commits since DATE.")
+@click.option("--until", type=Moment(), metavar="DATE", help="With --client: commits up to DATE.")
+@click.option("--dry-run", is_flag=True, help="Print what the revert would do; change nothing.")
+@vault_options
+def revert(
+    span: str | None,
+    client: str | None,
+    since: str | None,
+    until: str | None,
+    dry_run: bool,
+    vault_path: str | None,
+    as_json: bool,
+) -> None:
+    """Put back every memory a RANGE of commits (or a client's session) changed, as one commit.
+
+    RANGE is a git range (`HEAD~5..HEAD`, `origin/main..HEAD`) or one commit; or name the
+    session: --client NAME with --since/--until. A memory the range made is deleted, one it
+    deleted comes back, one it moved goes back to its path. A memory changed after the range
+    (by a person or another client) is not overwritten: it is reverted only where the
+    memory merge keeps both changes without a conflict, and listed as kept otherwise.
+    """
+    with open_vault(vault_path) as vault:
+        plan = vault.revert(span, client=client, since=since, until=until, dry_run=dry_run)
+    result = plan.to_dict()
+
+    def render(out: Any) -> None:
+        files = result["files"]
+        done = [f for f in files if f["outcome"] != "kept" and f["change"] != "unchanged"]
+        if dry_run:
+            out.print(f"Would revert {len(done)} of {len(files)} memories (nothing written):")
+        elif result["version_id"]:
+            out.print(f"Reverted {len(done)} memories in {result['version_id'][:10]}:")
+        else:
+            out.print("Nothing to revert: every memory is as it was before the range.")
+        for f in files:
+            line = f"  {f['outcome']:<8} {f['change']:<9} {f['path']} ({f['title']})"
+            if f["reason"]:
+                line += f": {f['reason']}"
+            out.print(shown_in_markup(line), highlight=False)
+
+    emit(result, as_json, render)
+
+
+COMMANDS = [show, history, restore, revert, deleted, log, remember_file]

@@ -44,6 +44,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
         "Restore {type}: {title} to {version}",
         "`vault-tool restore`: a memory's earlier version written back",
     ),
+    "revert": (
+        "Revert {memories}: {what}",
+        "`vault-tool revert`: every memory a range of commits changed put back as it was before "
+        "({what}: the range, or `<client>'s <n> commits`); the body lists them",
+    ),
     "hand_edit": ("Hand edit: {title}", "a person made or changed a file"),
     "hand_delete": ("Delete {type}: {title} (hand edit)", "a person deleted a file"),
     "hand_edit_batch": (

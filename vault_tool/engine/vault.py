@@ -309,6 +309,23 @@ class Vault(Lookups):
         who = clean_client(client or self.client)
         return restoring.restore(self._writer, self._subject(memory_id), version, who)
 
+    def revert(
+        self,
+        span: str | None = None,
+        *,
+        client: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Put back every memory a range of commits (or a client's commits) changed, as one
+        commit; a memory changed since is merged or kept and listed (ops/revert.py)."""
+        from vault_tool.ops import revert
+
+        return revert.revert(
+            self, self._store, span, client=client, since=since, until=until, dry_run=dry_run
+        )
+
     # --- the folder: catch-up and hand edits ---------------------------------------------
 
     def catch_up(self, progress: Progress | None = None) -> SyncReport:

@@ -81,6 +81,13 @@ def _merge_bodies(
     return result[0].decode("utf-8"), result[1]
 
 
+def merge_bodies(base: str, ours: str, theirs: str, path: str) -> str | None:
+    """Two changes of a body merged by git's text merge, or None when they conflict (or
+    git could not merge them): for a caller that keeps the file as it is then."""
+    body, conflicts = _merge_bodies((base, ours, theirs), 7, path)
+    return None if conflicts else body
+
+
 def _merge_files(files: tuple[Path, Path, Path], marker_size: int, path: str, out: Path) -> int:
     """git's text merge of whole files (ours, base, theirs) into out; its conflict count."""
     result = _git_merge_file(files, marker_size, path)
