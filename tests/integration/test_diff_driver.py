@@ -200,7 +200,6 @@ def test_a_path_that_reads_as_an_option_is_a_path(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout.startswith("title: Dash\n\n# Dash")
-    assert invoke("textconv", "--", tmp_path / "-h.md").stdout.startswith("title: Dash")
     assert "textconv" not in invoke("--help").stdout  # git's, not a person's or an agent's
 
 
