@@ -224,17 +224,23 @@ def redactions(memory: Memory | None) -> int:
     return found + sum(1 for t in memory.tags if t.startswith("redacted-"))
 
 
+def slot(fact: Fact) -> tuple[str, str]:
+    """A fact's subject (normalised) and predicate: what two facts contradict on."""
+    return normalize_name(fact.subject), fact.predicate
+
+
 def contradictions(
-    facts: tuple[Fact, ...], current: list[tuple[Fact, str]], day: str
+    facts: tuple[Fact, ...], current: dict[tuple[str, str], list[tuple[Fact, str]]], day: str
 ) -> list[tuple[Fact, Fact, str]]:
     """(fact, the current fact it contradicts, where that one is) for each fact holding on day
-    whose subject and predicate a current fact states with another object."""
+    whose subject and predicate a current fact (current: by slot()) states with another
+    object."""
     found = []
     for fact in facts:
         if not valid_on(fact.to_dict(), day):
             continue
-        for other, where in current:
+        for other, where in current.get(slot(fact), ()):
             differs = normalize_name(other.object) != normalize_name(fact.object)
-            if _same_slot(fact, other) and differs and valid_on(other.to_dict(), day):
+            if differs and valid_on(other.to_dict(), day):
                 found.append((fact, other, where))
     return found

@@ -69,6 +69,9 @@ class Touched:
     came_back: bool = False  # deleted, then added again inside the range
     merged: bool = False  # a merge made a version of its own
     deleted_in: str | None = None
+    # The two versions parsed, (memory, why not) each, where the walk parsed them already.
+    parsed: tuple[tuple[Memory | None, str | None], ...] = ()
+    shas: list[str | None] = field(default_factory=lambda: [None, None])
 
 
 def review(store: Store, index: Index, selection: Selection) -> dict[str, Any]:
@@ -98,9 +101,11 @@ def touched(store: Store, logged: list[Logged]) -> list[Touched]:
             if entry is None:
                 old = data.read(change.old_blob)
                 entry = entries[key] = Touched(key, change.source or change.path, old, "", None)
+                entry.shas[0] = change.old_blob
             if change.status == "A" and entry.deleted_in not in (None, commit.sha):
                 entry.came_back = True
             entry.after_path, entry.after = change.path, data.read(change.new_blob)
+            entry.shas[1] = change.new_blob
             if change.status == "D":
                 at_path.pop(change.path, None)
                 entry.deleted_in = commit.sha
@@ -109,6 +114,11 @@ def touched(store: Store, logged: list[Logged]) -> list[Touched]:
             if not entry.commits or entry.commits[-1].sha != commit.sha:
                 entry.commits.append(commit)
             entry.merged = entry.merged or len(commit.parents) > 1
+    for entry in entries.values():
+        entry.parsed = (
+            data.memory(entry.shas[0], entry.before_path),
+            data.memory(entry.shas[1], entry.after_path),
+        )
     return list(entries.values())
 
 
@@ -141,8 +151,10 @@ def assemble(index: Index, found: list[Touched], described: str, commits: int) -
 
 
 def _reviewed(found: Touched) -> dict[str, Any]:
-    before, before_problem = _parsed(found.before, found.before_path)
-    after, after_problem = _parsed(found.after, found.after_path)
+    (before, before_problem), (after, after_problem) = found.parsed or (
+        _parsed(found.before, found.before_path),
+        _parsed(found.after, found.after_path),
+    )
     change = fact_diff.compare(before, after)
     shown = after or before
     entry: dict[str, Any] = {
@@ -242,21 +254,28 @@ def _flag_contradictions(index: Index, reviewed: list[dict[str, Any]]) -> None:
         return
     names = {normalize_name(f.subject) for e in asking for f in _facts_of(e)}
     about = index.read(lambda searcher: stored.facts_of_subjects(searcher, names))
-    current: list[tuple[Fact, str, str]] = []
+    # Every current fact by its subject and predicate, once: a long session asks of many.
+    current: dict[tuple[str, str], list[tuple[Fact, str, str]]] = {}
     for memory_id, _, delta in about:
         if memory_id not in ranged:  # (the range's own are read as the range left them)
-            current += [(_fact(f), memory_id, delta.get("title", "")) for f in delta["facts"]]
+            for values in delta["facts"]:
+                said = _fact(values)
+                where = f"{delta.get('title', '')} ({memory_id})"
+                current.setdefault(fact_diff.slot(said), []).append((said, memory_id, where))
     for entry in reviewed:
         memory = entry["_memory"]
-        current += [(f, entry["memory_id"], memory.title) for f in memory.facts] if memory else []
+        for said in memory.facts if memory else ():
+            where = f"{memory.title} ({entry['memory_id']})"
+            current.setdefault(fact_diff.slot(said), []).append((said, entry["memory_id"], where))
     for entry in asking:
-        others = [(f, f"{title} ({mid})") for f, mid, title in current if mid != entry["memory_id"]]
-        for fact, other, where in fact_diff.contradictions(_facts_of(entry), others, day):
+        new = _facts_of(entry)
+        others = {
+            key: [(f, where) for f, mid, where in current.get(key, ()) if mid != entry["memory_id"]]
+            for key in {fact_diff.slot(f) for f in new}
+        }
+        for fact, other, where in fact_diff.contradictions(new, others, day):
             entry["flags"].append(
-                _flag(
-                    "contradiction",
-                    f"{_said(fact)} contradicts {_said(other)} in {where}",
-                )
+                _flag("contradiction", f"{_said(fact)} contradicts {_said(other)} in {where}")
             )
     for entry in reviewed:
         entry.pop("_memory")
@@ -308,7 +327,7 @@ class _Blobs:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.data: dict[str, bytes] = {}
-        self.ids: dict[tuple[str, str], str] = {}
+        self.parsed: dict[tuple[str, str], tuple[Memory | None, str | None]] = {}
 
     def read(self, sha: str | None) -> bytes | None:
         if sha is None:
@@ -320,10 +339,16 @@ class _Blobs:
     def memory_id(self, sha: str | None, path: str) -> str:
         if sha is None:
             return path_id(path)
-        if (sha, path) not in self.ids:
-            memory, _ = _parsed(self.read(sha), path)
-            self.ids[sha, path] = (memory.id if memory else None) or path_id(path)
-        return self.ids[sha, path]
+        memory, _ = self.memory(sha, path)
+        return (memory.id if memory else None) or path_id(path)
+
+    def memory(self, sha: str | None, path: str) -> tuple[Memory | None, str | None]:
+        """The file's bytes parsed (once), and why not where they do not parse."""
+        if sha is None:
+            return None, None
+        if (sha, path) not in self.parsed:
+            self.parsed[sha, path] = _parsed(self.read(sha), path)
+        return self.parsed[sha, path]
 
 
 def _key(change: FileChange, at_path: dict[str, str], data: _Blobs) -> str:
