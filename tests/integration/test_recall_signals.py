@@ -239,3 +239,46 @@ def test_chinese_japanese_and_korean_words_are_found_inside_their_sentences(vaul
         hits = vault.search({"query": query})["selected_hits"]
         assert hits and hits[0]["memory_id"] == wanted, query
     assert titles(vault, "vendor meeting Osaka") == ["Trip notes"]
+
+
+def test_a_reply_is_found_by_the_words_of_the_turn_it_answers(vault):
+    ana = {"n": "Ana", "kind": "person", "is": "one of the two people talking"}
+    ben = {"n": "Ben", "kind": "person", "is": "one of the two people talking"}
+
+    def item(speaker: str, text: str) -> dict:
+        people = [ana, ben] if speaker == "Ana" else [ben, ana]
+        other = "Ben" if speaker == "Ana" else "Ana"
+        title = f"{speaker}, 2024-05-02"
+        return {
+            "content_md": f"# {title}\n\n**{speaker}:** {text}\n",
+            "semantic_delta": {
+                "memory_type": "note",
+                "title": title,
+                "entities": people,
+                "facts": [{"subject": speaker, "predicate": "talked_with", "object": other}],
+                "tags": [],
+            },
+        }
+
+    for n, text in enumerate(["I started pottery.", "My sister visited.", "Work is busy."]):
+        vault.remember({"mode": "create", **item("Ana", f"{text} ({n})")})
+    made = vault.remember(
+        {
+            "mode": "create",
+            "items": [
+                item("Ben", "Do you still take the dog to the park?"),
+                item("Ana", "Yeah, a few times a week, before breakfast."),
+                item("Ben", "Nice, say hi from me."),
+            ],
+        }
+    )
+    reply = made["results"][1]["memory_id"]
+    hits = vault.search({"query": "How often does Ana take the dog to the park?"})["selected_hits"]
+    assert reply in [h["memory_id"] for h in hits[:2]]
+
+
+def test_ids_minted_one_after_another_sort_in_that_order():
+    from vault_tool.core.ids import new_id
+
+    minted = [new_id() for _ in range(2000)]
+    assert minted == sorted(minted) and len(set(minted)) == len(minted)

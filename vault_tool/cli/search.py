@@ -222,7 +222,7 @@ def _nothing(result: dict[str, Any]) -> str:
 
 def _score_line(parts: dict[str, float]) -> str:
     """A hit's score as ranking adds and multiplies it (search/ranking.py Hit.score)."""
-    names = ["text", "entity", "about", "feedback", "valid_time"]
+    names = ["text", "context", "entity", "about", "feedback", "valid_time"]
     names += ["meaning"] * ("meaning" in parts)
     added = " + ".join(f"{name} {parts.get(name, 0.0):.3f}" for name in names)
     return f"score = ({added}) x factor {parts.get('factor', 1.0):.3f}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 
 from vault_tool.core import printable, redact
@@ -18,10 +19,18 @@ SLUG_LENGTH = 60
 
 
 def new_id() -> str:
-    """A fresh ULID: unique, and sortable by creation time."""
+    """A fresh ULID: unique, and sortable by creation time, each one after the last this
+    process made (within one millisecond too): the items of a batch sort in their order."""
     from ulid import ULID
 
-    return str(ULID())
+    global _last_id
+    with _minting:
+        _last_id = max(int(ULID()), _last_id + 1)
+        return str(ULID.from_int(_last_id))
+
+
+_minting = threading.Lock()
+_last_id = 0
 
 
 def is_ulid(value: str) -> bool:

@@ -22,8 +22,10 @@ from vault_tool.search import links
 # Bump when the fields, the analyzers or what is indexed change: an older index is then
 # rebuilt on open (11: a committed file holding a secret is no longer indexed; 12: a
 # person's note is titled by an H1 or its file name, dated by Obsidian's `date`, and what
-# the folder's rules leave out is not indexed; 13: changed_ts, when a file last changed).
-INDEX_SCHEMA_VERSION = 13
+# the folder's rules leave out is not indexed; 13: changed_ts, when a file last changed;
+# 14: Chinese, Japanese and Korean runs indexed as their pairs of characters, version_id
+# indexed and kept with the ranked fields, for a memory's batch neighbours).
+INDEX_SCHEMA_VERSION = 14
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,8 @@ def whoosh_schema() -> Any:
         changed_ts=fields.NUMERIC(int, bits=64, signed=True, shift_step=16),
         expires_ts=fields.NUMERIC(int, bits=64, signed=True, stored=True, shift_step=16),
         pinned=fields.BOOLEAN(stored=True),
-        version_id=fields.STORED(),
+        # Indexed too: the memories of one commit are one batch (search/context.py).
+        version_id=fields.ID(stored=True),
         blob=fields.ID(stored=True, sortable=True),
         mtime_ns=_column_number(),
         size=_column_number(),
@@ -188,12 +191,13 @@ def document_for(
         "mtime_ns": mtime_ns,
         "size": size,
         "mentions": [[e.n, e.kind, e.gloss] for e in memory.entities],
-        # What time ranking reads of every candidate, beside its mentions (one unpickling):
-        # the day it was made and its facts.
+        # What ranking reads of every candidate, beside its mentions (one unpickling): the
+        # day it was made, its facts, and its commit (its batch: search/context.py).
         "times": {
             "created": created[:10],
             "type": memory.memory_type,
             "facts": [f.to_dict() for f in memory.facts],
+            "commit": version_id,
         },
         "record": json.dumps(record, ensure_ascii=False),
         **links.index_fields(memory, path),

@@ -1,6 +1,7 @@
 """Turning a query and filters into ranked, budgeted hits.
 
-Score of a hit = (text + entity + about + feedback + valid_time + meaning) x factor, where
+Score of a hit = (text + context + entity + about + feedback + valid_time + meaning) x
+factor, where
 - text is BM25 over every field (title, body, entity names, glosses, facts, tags, weighted
   by repetition in one field); words in most memories are scored for the best candidates
   only;
@@ -9,6 +10,8 @@ Score of a hit = (text + entity + about + feedback + valid_time + meaning) x fac
   names in full an entity it mentions ("Ana Costa", not her namesake Ana Ruiz);
 - about is a bonus when a fact's subject is someone the query names (what Ana said, for
   "what did Ana make");
+- context is what a memory borrows from the match of the one before or after it in its
+  batch (search/context.py: the reply to a question holding the query's words);
 - feedback is a bounded boost (or penalty) from operators' judgements of similar queries;
 - text also counts related forms of the query's words (owner for owns) at FORM_WEIGHT;
 - valid_time is a boost when the query names a time (a date, "last week", "in May") and a
@@ -37,7 +40,7 @@ from vault_tool.core.search_call import Controls
 from vault_tool.core.spoken_dates import named_time
 from vault_tool.core.text import gloss_words, name_key, query_words
 from vault_tool.core.word_forms import related_forms
-from vault_tool.search import links, stored
+from vault_tool.search import context, links, stored
 from vault_tool.search.fusion import fuse_meaning
 from vault_tool.search.hits import Hit
 from vault_tool.search.impacts import add_scores, text_scores, with_forms
@@ -117,6 +120,14 @@ def rank(
         docnum: Hit(stored.Stored.of(searcher, docnum), {"text": score}) for docnum, score in top
     }
     best_text = max((h.parts["text"] for h in hits.values()), default=1.0) or 1.0
+    lent = context.borrowed(searcher, top, lambda d: _allowed(d, allow, hidden))
+    for docnum, score in lent.items():
+        hit = hits.get(docnum)
+        if hit is None:
+            hit = hits[docnum] = Hit(stored.Stored.of(searcher, docnum), {"text": 0.0})
+            total += 1
+        if score > hit.parts["text"]:  # (what it lacks of its neighbour's match, no more)
+            hit.parts["context"] = round(score - hit.parts["text"], 6)
     bonuses = _entity_bonus(searcher, words, allow, hidden, hits)
     # A link counts as a mention of the note it names, by that note's title (of a note
     # the filters may leave out, as an entity's gloss may be).
