@@ -319,10 +319,10 @@ class Vault(Lookups):
         dry_run: bool = False,
     ) -> Any:
         """Put back every memory a range of commits (or a client's commits) changed, as one
-        commit; a memory changed since is merged or kept and listed (ops/revert.py)."""
-        from vault_tool.ops import revert
+        commit; a memory changed since is merged or kept and listed (engine/reverting.py)."""
+        from vault_tool.engine import reverting
 
-        return revert.revert(
+        return reverting.revert(
             self, self._store, span, client=client, since=since, until=until, dry_run=dry_run
         )
 
