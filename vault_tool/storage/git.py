@@ -279,6 +279,9 @@ class Git:
         Asked without git's index (--no-index), which a listing must not need (a damaged
         one is doctor's to name); what is tracked is then HEAD's, a tree lookup of only
         the few paths a rule matches."""
+        # git refuses the whole question for a path beyond a symbolic link ("beyond a
+        # symbolic link"); such a file is never followed, so never asked about.
+        paths = _not_beyond_links(self.root, paths)
         if not paths:
             return set()
         with tempfile.TemporaryFile() as source:
@@ -364,6 +367,23 @@ class Git:
             return True
         except VaultError:
             return False
+
+
+def _not_beyond_links(root: Path, paths: list[str]) -> list[str]:
+    """The paths none of whose folders is a symbolic link (each folder looked at once)."""
+    links: dict[str, bool] = {}
+
+    def linked(folder: str) -> bool:
+        if folder not in links:
+            links[folder] = os.path.islink(root / folder)
+        return links[folder]
+
+    kept = []
+    for path in paths:
+        parts = path.split("/")[:-1]
+        if not any(linked("/".join(parts[: n + 1])) for n in range(len(parts))):
+            kept.append(path)
+    return kept
 
 
 def open_repo(root: Path) -> Any:
