@@ -215,10 +215,15 @@ class HandEdits:
         a deleted note that the new one resembles (yesterday's daily note, made from the
         same template) for its rename, and `history` would join the two.
         """
-        groups = [
-            g for g in self._groups(ready, known)
-            if any(not self.store.matches_head(p, ready[p].data) for p in g.paths)
-        ]  # fmt: skip
+        groups, unchanged = [], []
+        for group in self._groups(ready, known):
+            same = all(self.store.matches_head(p, ready[p].data) for p in group.paths)
+            (unchanged if same else groups).append(group)
+        for group in unchanged:
+            # Nothing to commit, but git's index may hold what a killed commit staged (a
+            # note added, then removed before any commit had it): put back as HEAD has it.
+            snapshot = {p: ready[p].data for p in group.paths}
+            self.store.commit_paths(group.paths, group.message, snapshot=snapshot)
         deletes = [g for g in groups if g.deleted]
         versions: dict[str, str] = {}
         done: list[Committed] = []
