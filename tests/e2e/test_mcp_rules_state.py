@@ -157,11 +157,11 @@ async def test_ttl_seconds_sets_expires_at_and_the_memory_is_hidden_once_it_pass
     assert refused.is_error and "ttl_seconds" in refused.structured_content["error"]["message"]
 
 
-async def test_the_core_profile_does_not_list_the_extended_fields_but_accepts_them(vault: Path):
+async def test_the_core_profile_lists_every_field_it_accepts(vault: Path):
     async with stdio_session(vault, options=("--project", "shop")) as (session, _):
         listed = {t.name: t for t in (await session.list_tools()).tools}
         made = await call(session, "remember", {**create_args(), "ttl_seconds": 3600})
-    assert "ttl_seconds" not in listed["remember"].input_schema["properties"]
+    assert "ttl_seconds" in listed["remember"].input_schema["properties"]
     assert "project" in listed["search"].input_schema["properties"]
     assert (
         not made.is_error and "expires_at:" in (vault / made.structured_content["path"]).read_text()

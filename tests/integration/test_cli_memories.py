@@ -73,6 +73,8 @@ def test_init_json_reports_the_vault_and_its_head(tmp_path: Path):
         "secrets_in_git": {},
         "unreadable": {},
         "attachments_left_out": 0,
+        "left_out": {},
+        "readme": None,
     }
 
 
