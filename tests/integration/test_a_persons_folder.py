@@ -139,6 +139,17 @@ def test_init_inside_another_repository_asks_for_a_flag(tmp_path: Path):
     assert (inside / ".git").is_dir()
 
 
+def test_init_inside_a_repository_that_ignores_the_folder_needs_no_flag(tmp_path: Path):
+    outer = tmp_path / "project"
+    make_folder(outer, {"README.md": "# A project\n", ".gitignore": "demo-vault/\n"})
+    git(outer, "init", "-q", "-b", "main")
+
+    made = invoke_json("init", "--sample", outer / "demo-vault")
+
+    assert made["memories"] == 28 and (outer / "demo-vault" / ".git").is_dir()
+    assert git(outer, "status", "--porcelain").split() == ["??", ".gitignore", "??", "README.md"]
+
+
 def test_a_daily_note_is_titled_by_its_file_name_and_dated_by_its_front_matter(tmp_path: Path):
     root = tmp_path / "notes"
     make_folder(

@@ -40,7 +40,8 @@ def init(
     file name. Not memories, and left as they are: the folders Obsidian's settings name for
     templates, what `.vaultignore` (gitignore syntax) or git ignores, and the root README.md
     (a line `!/README.md` in `.vaultignore` makes it a note). A folder inside another git
-    repository is refused unless --nested. With --sample the new vault gets a small
+    repository is refused unless --nested or that repository ignores it (its .gitignore
+    lists the folder). With --sample the new vault gets a small
     engineering team's memories, each in its own commit. Works without a global git identity
     (it then commits as vault-tool).
     """

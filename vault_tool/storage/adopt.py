@@ -79,6 +79,21 @@ def enclosing_repository(root: Path) -> Path | None:
     return None
 
 
+def ignored_by(outer: Path, root: Path) -> bool:
+    """Whether the repository at outer ignores the folder root (its .gitignore lists it):
+    then a vault there is no part of it, and may be a repository of its own."""
+    import subprocess
+
+    where = root.relative_to(outer).as_posix() + "/"
+    done = subprocess.run(
+        ["git", f"--git-dir={outer / '.git'}", f"--work-tree={outer}", "check-ignore", "-q", where],
+        cwd=outer,
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
 def new_repository(root: Path) -> Any:
     """A new git repository at root, on branch main (GitPython's handle)."""
     import git

@@ -150,7 +150,8 @@ class Store:
         """Make a folder a vault, a new one or a folder of notes in place (adopt.py): found is
         what the folder holds (adopt.existing_files), sorted out here by the folder's rules;
         without a repository of its own, its notes go into the first commit. A folder inside
-        another repository is refused unless nested (it would be a repository in a repository)."""
+        another repository is refused unless nested (it would be a repository in a repository),
+        or that repository ignores the folder (then it is no part of it)."""
         root = Path(root).resolve()  # (as find_vault: the paths the system reports are)
         if (root / ".vault").exists():
             raise InvalidInput(
@@ -160,7 +161,8 @@ class Store:
             raise InvalidInput(f"{root} exists and is not a folder", hint="pick another path")
         clear_git_environment(root)
         fresh = not (root / ".git").exists()
-        if fresh and not nested and (outer := adopt.enclosing_repository(root)) is not None:
+        outer = adopt.enclosing_repository(root) if fresh and not nested else None
+        if outer is not None and not adopt.ignored_by(outer, root):
             raise InvalidInput(
                 f"{root} is inside the git repository at {outer}: the vault would be a "
                 "repository inside that one",
