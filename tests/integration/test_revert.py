@@ -102,9 +102,13 @@ def test_a_later_change_that_conflicts_is_kept_and_listed(vault_path: Path) -> N
     assert files[made["path"]]["outcome"] == "kept"
     assert "changed since the range" in files[made["path"]]["reason"]
     assert files[gone["path"]]["outcome"] == "reverted"
+    # The dry run's review: what the revert would change, as `vault-tool review` shows it.
+    [reviewed] = json.loads(done.stdout)["review"]["memories"]
+    assert reviewed["path"] == gone["path"] and reviewed["changes"]["tags"]["removed"] == ["agent"]
     before = head(vault_path)
     shown = invoke("revert", "--client", "agent", "--vault", vault_path, "--dry-run")
     assert "Would revert 1 of 2 memories" in shown.stdout and head(vault_path) == before
+    assert "Review of what the revert would change: 1 memory changed" in shown.stdout
     done = invoke("revert", "--client", "agent", "--vault", vault_path)
     assert done.exit_code == 0, done.output
     assert (vault_path / made["path"]).read_bytes() == now  # not overwritten

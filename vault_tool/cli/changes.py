@@ -73,12 +73,12 @@ def show_review(data: dict[str, Any], *, as_json: bool, markdown: bool = False) 
 
 def summary(data: dict[str, Any]) -> str:
     """One line: how many memories, commits, clients, fact changes and flags."""
-    clients = ", ".join(f"{name} ({n})" for name, n in data["clients"].items()) or "nobody"
+    clients = ", ".join(f"{name} ({n})" for name, n in data["clients"].items())
     memories = len(data["memories"])
     return (
         f"{memories} {'memory' if memories == 1 else 'memories'} changed in "
-        f"{data['commits']} commit(s) by {clients}: {data['facts_changed']} fact change(s), "
-        f"{data['flags']} flag(s)"
+        f"{data['commits']} commit(s){f' by {clients}' if clients else ''}: "
+        f"{data['facts_changed']} fact change(s), {data['flags']} flag(s)"
     )
 
 

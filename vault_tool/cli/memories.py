@@ -349,6 +349,9 @@ def revert(
         files = result["files"]
         done = [f for f in files if f["outcome"] != "kept" and f["change"] != "unchanged"]
         if dry_run:
+            from vault_tool.cli.changes import render_terminal
+
+            render_terminal(result["review"], out)  # (what would change, as review shows it)
             out.print(f"Would revert {len(done)} of {len(files)} memories (nothing written):")
         elif result["version_id"]:
             out.print(f"Reverted {len(done)} memories in {result['version_id'][:10]}:")

@@ -22,6 +22,7 @@ from vault_tool.core import changelog
 from vault_tool.core.ids import is_memory_path
 from vault_tool.core.memory import parse
 from vault_tool.core.times import parse_time
+from vault_tool.engine import review
 from vault_tool.engine.writer import Planned, PlanResult
 from vault_tool.errors import InvalidInput, NotFound, VaultError
 
@@ -43,11 +44,13 @@ class RevertPlan:
     commits: list[str]  # the shas undone, oldest first
     files: list[FileRevert] = field(default_factory=list)
     result: PlanResult | None = None
+    review: dict[str, Any] | None = None  # a dry run's: the review of what it would do
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "commits": self.commits,
             "version_id": self.result.version_id if self.result else None,
+            **({"review": self.review} if self.review is not None else {}),
             "files": [
                 {
                     "path": f.path,
@@ -223,3 +226,15 @@ def _what(span: str | None, client: str | None, shas: list[str]) -> str:
     count = f"{len(shas)} commit{'s' if len(shas) != 1 else ''}"
     named = f"{client}'s {count}" if span is None else f"{span} ({count})"
     return f"{named}, {shas[0][:10]}" + (f"..{shas[-1][:10]}" if len(shas) > 1 else "")
+
+
+def reviewed(plan: RevertPlan, index: Any) -> dict[str, Any]:
+    """What the revert would do, as `vault-tool review` shows a range (engine/review.py):
+    each memory it changes, from the file now to the file reverted."""
+    found = []
+    for f in plan.files:
+        if f.outcome == "kept" or f.before == f.after:
+            continue
+        entry = changelog.entry_of_file(f.before or f.after, f.path)
+        found.append(review.Touched(entry.memory_id, f.path, f.before, f.path, f.after))
+    return review.assemble(index, found, "what the revert would change", len(plan.commits))

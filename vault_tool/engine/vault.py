@@ -322,9 +322,12 @@ class Vault(Lookups):
         commit; a memory changed since is merged or kept and listed (engine/reverting.py)."""
         from vault_tool.engine import reverting
 
-        return reverting.revert(
+        plan = reverting.revert(
             self, self._store, span, client=client, since=since, until=until, dry_run=dry_run
         )
+        if dry_run:
+            plan.review = reverting.reviewed(plan, self._index)
+        return plan
 
     # --- the folder: catch-up and hand edits ---------------------------------------------
 
