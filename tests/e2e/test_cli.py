@@ -42,8 +42,8 @@ def test_help_lists_every_command_and_the_exit_codes(module: bool):
     done = run("--help", module=module)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Usage: vault-tool [OPTIONS] COMMAND [ARGS]...")
-    for command in cli.commands:
-        assert command in done.stdout
+    for name, command in cli.commands.items():
+        assert (name in done.stdout) is not command.hidden, name  # (git's own: textconv)
     assert "Exit codes: 0 success" in done.stdout
 
 
