@@ -58,6 +58,8 @@ VAULT_METHODS = {
     "reindex",
     "remember",
     "restore",
+    "review",
+    "revert",
     "rules",
     "same_content",
     "search",

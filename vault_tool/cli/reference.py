@@ -47,11 +47,13 @@ def render() -> str:
     """The whole command reference as Markdown."""
     parts = [HEADER, "## Exit codes\n\n", exit_code_table(), dates_section()]
     # Each command's help as `vault-tool NAME --help` prints it: under the group's context,
-    # whose settings (-h as well as --help) the commands inherit.
+    # whose settings (-h as well as --help) the commands inherit, but for a command's own
+    # (the ones git calls answer only --help: a path `-h….md` is a path).
     settings = {**cli.context_settings, "terminal_width": 100}
     with click.Context(cli, info_name="vault-tool", **settings) as group:
         for name, command in cli.commands.items():
-            with click.Context(command, info_name=name, parent=group) as ctx:
+            own = command.context_settings
+            with click.Context(command, info_name=name, parent=group, **own) as ctx:
                 parts.append(f"\n## vault-tool {name}\n\n```text\n{command.get_help(ctx)}\n```\n")
     return "".join(parts)
 
