@@ -114,9 +114,15 @@ class Intake:
         """
         if not paths:
             return False
+        # A file a problem keeps out of the index (a secret, broken front matter) is no
+        # change to catch up on: else every catch-up would read as behind while it runs,
+        # and a read of an id it does not hold would answer "retry" instead of "no memory".
+        kept_out = recorded.load(self.store.run_dir)
         with self.store.write_lock():
             for path in paths:
                 stat, indexed = stat_or_none(self.root / path), self.index.by_path(path)
+                if indexed is None and path in kept_out:
+                    continue
                 if stat is None and indexed is not None:
                     return True
                 seen = None if stat is None else (stat.st_mtime_ns, stat.st_size)
