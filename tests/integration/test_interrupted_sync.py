@@ -16,6 +16,7 @@ from tests.cli_support import invoke
 from tests.clones import fact, memory_args, team
 from tests.helpers import eventually, git
 from vault_tool.engine.vault import Vault
+from vault_tool.storage.processes import HEAD_MOVERS, git_processes
 from vault_tool.watcher import Watcher
 
 RECORD = Path(".git") / "vault-tool" / "sync-merge"
@@ -39,6 +40,9 @@ def _killed(b_path: Path, point: str, tmp_path: Path) -> None:
     done = sync_kills.sync(b_path)
     assert done.returncode == -9, done.stdout + done.stderr
     assert not armed.exists()
+    # The killed sync's git goes on for a moment (its hook ran inside it): until it has
+    # ended, the undo answers "retry" (vault_busy), as it should; the test waits it out.
+    eventually(lambda: not git_processes(b_path.resolve(), HEAD_MOVERS | {b"commit", b"add"}))
 
 
 @pytest.mark.parametrize("next_step", ["write", "sync"])
