@@ -26,24 +26,17 @@ def check_merge_driver(checkup: Checkup) -> Check:
     git_dir = checkup.store.repo.git_dir
     command = _config_value(checkup, "--get", f"merge.{merge_setup.DRIVER}.driver")
     found = merge_setup.problems(command, checkup.root, git_dir)
-    if not found:
-        return Check("merge_driver", "ok", "git merges memory files with `vault-tool merge-driver`")
     by_hand = []
     if any("merge.vault-tool.driver" in f for f in found):
         by_hand.append(
             f"git config merge.{merge_setup.DRIVER}.driver "
             f"{shlex.quote(merge_setup.driver_command())}"
         )
-    for line in merge_setup.unnamed(checkup.root, git_dir):
-        by_hand.append(f"echo '{line}' >> .gitattributes")
-    return Check(
-        "merge_driver",
-        "warn",
-        "; ".join(found),
-        [{"problem": f} for f in found],
-        fix="run any vault-tool command but doctor and verify once in the clone (`vault-tool "
-        "sync`, say): opening it registers the driver; or by hand: " + "; ".join(by_hand),
-    )
+    by_hand += [f"echo '{line}' >> .gitattributes" for line in merge_setup.unnamed(
+        checkup.root, git_dir
+    )]  # fmt: skip
+    ok = "git merges memory files with `vault-tool merge-driver`"
+    return _driver_check("merge_driver", ok, found, by_hand)
 
 
 def check_diff_driver(checkup: Checkup) -> Check:
@@ -52,18 +45,22 @@ def check_diff_driver(checkup: Checkup) -> Check:
     git_dir = checkup.store.repo.git_dir
     command = _config_value(checkup, "--get", f"diff.{diff_setup.DRIVER}.textconv")
     found = diff_setup.problems(command, checkup.root, git_dir)
+    by_hand = diff_setup.fixes(checkup.root, git_dir, command) if found else []
+    ok = "git diff, log -p and show print memories' facts as lines"
+    return _driver_check("diff_driver", ok, found, by_hand)
+
+
+def _driver_check(name: str, ok: str, found: list[str], by_hand: list[str]) -> Check:
+    """A git driver's check (git finds both in .git/config, which a clone never copies)."""
     if not found:
-        return Check(
-            "diff_driver", "ok", "git diff, log -p and show print memories' facts as lines"
-        )
+        return Check(name, "ok", ok)
     return Check(
-        "diff_driver",
+        name,
         "warn",
         "; ".join(found),
         [{"problem": f} for f in found],
         fix="run any vault-tool command but doctor and verify once in the clone (`vault-tool "
-        "sync`, say): opening it registers the driver; or by hand: "
-        + "; ".join(diff_setup.fixes(checkup.root, git_dir, command)),
+        "sync`, say): opening it registers the driver; or by hand: " + "; ".join(by_hand),
     )
 
 
