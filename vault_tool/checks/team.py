@@ -32,9 +32,8 @@ def check_merge_driver(checkup: Checkup) -> Check:
             f"git config merge.{merge_setup.DRIVER}.driver "
             f"{shlex.quote(merge_setup.driver_command())}"
         )
-    by_hand += [f"echo '{line}' >> .gitattributes" for line in merge_setup.unnamed(
-        checkup.root, git_dir
-    )]  # fmt: skip
+    for line in merge_setup.unnamed(checkup.root, git_dir):
+        by_hand.append(f"echo '{line}' >> .gitattributes")
     ok = "git merges memory files with `vault-tool merge-driver`"
     return _driver_check("merge_driver", ok, found, by_hand)
 
