@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.helpers import eventually, git
 from vault_tool.engine.vault import Vault
@@ -87,11 +89,17 @@ def test_a_frozen_leader_is_replaced_and_stands_down_when_it_wakes(vault: Vault,
         eventually(lambda: hand_edits(vault_path, "Written while frozen") == 1)
         assert leader_record(vault.places.run)["pid"] == os.getpid()
         leader.send_signal(signal.SIGCONT)
-        assert leader.stdout.readline().strip() == "standing down"
+        # One leader again: the woken one stands down, unless the freeze caught it inside
+        # the lease's flock (microseconds a beat), when its late write takes the lease back
+        # and the standby stands down instead (lease.py).
+        said: list[str] = []
+        woken_leads = eventually(lambda: _one_leader(vault, standby, leader, said)) == "woken"
         note.write_text(NOTE.format(title="Written while frozen", body="Edited after."))
         eventually(lambda: hand_edits(vault_path, "Written while frozen") == 2)
-        assert standby.leading.is_set()
-        assert leader_record(vault.places.run)["pid"] == os.getpid()
+        assert standby.leading.is_set() is not woken_leads
+        assert leader_record(vault.places.run)["pid"] == (
+            leader.pid if woken_leads else os.getpid()
+        )
         # (HEAD moves before git's index has the edit: the commit ends when it does.)
         eventually(lambda: git(vault_path, "status", "--porcelain") == "", what="a clean status")
         assert hand_edits(vault_path, "Written while frozen") == 2  # each edit exactly once
@@ -100,3 +108,18 @@ def test_a_frozen_leader_is_replaced_and_stands_down_when_it_wakes(vault: Vault,
         leader.send_signal(signal.SIGCONT)
         leader.kill()
         leader.wait(5)
+
+
+def _one_leader(vault: Vault, standby: Watcher, woken: Any, said: list[str]) -> str | None:
+    """ "woken" when the woken leader leads and the standby stood down, "standby" when the
+    woken one said it stands down and the standby leads (the record agreeing), else None."""
+    if select.select([woken.stdout], [], [], 0)[0]:
+        said.append(woken.stdout.readline().strip())
+    record = leader_record(vault.places.run)
+    if record is None:
+        return None
+    if record["pid"] == woken.pid and not standby.leading.is_set():
+        return "woken"
+    if said[-1:] == ["standing down"] and record["pid"] == os.getpid():
+        return "standby" if standby.leading.is_set() else None
+    return None
