@@ -50,6 +50,25 @@ def memory_args(title: str, body: str, facts: list[dict[str, str]], tags: list[s
     return args
 
 
+def staging_on_both(tmp_path: Path) -> tuple[Path, Path, dict[str, Any]]:
+    """Two clones of a team's vault that both hold one memory (Staging cluster runs on
+    k3s), made by agent-a and synced to the other: what each test then edits on both."""
+    _, (a_path, b_path) = team(tmp_path)
+    with Vault.open(a_path, client="agent-a") as a:
+        made = a.remember(
+            memory_args(
+                "Staging cluster",
+                "# Staging cluster\n\nRuns on k3s.\n",
+                [fact("staging", "runs_on", "k3s")],
+                ["infra"],
+            )
+        )
+        a.team.sync()
+    with Vault.open(b_path, client="agent-b") as b:
+        b.team.sync()
+    return a_path, b_path, made
+
+
 def update_args(made: dict[str, Any], vault: Vault, **changes: Any) -> dict[str, Any]:
     """An update of a memory as it is now in this clone, with some parts changed:
     body (a function of the old body), facts/tags (functions of the old lists)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clones import clone, fact, memory_args, team, update_args
+from tests.clones import clone, fact, memory_args, staging_on_both, team, update_args
 from tests.helpers import git
 from vault_tool.checks import doctor as doctor_module
 from vault_tool.checks.checkup import Checkup
@@ -34,19 +34,8 @@ def _pull(path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 def _edited_on_both(tmp_path: Path, ours: str, theirs: str) -> tuple[Path, Path, dict]:
     """Two clones; one memory whose body's line each clone changed (A's change is pushed)."""
-    _, (a_path, b_path) = team(tmp_path)
-    with Vault.open(a_path, client="agent-a") as a:
-        made = a.remember(
-            memory_args(
-                "Staging cluster",
-                "# Staging cluster\n\nRuns on k3s.\n",
-                [fact("staging", "runs_on", "k3s")],
-                ["infra"],
-            )
-        )
-        a.team.sync()
+    a_path, b_path, made = staging_on_both(tmp_path)
     with Vault.open(b_path, client="agent-b") as b:
-        b.team.sync()
         b.remember(update_args(made, b, body=lambda old: old.replace("k3s.", ours)))
     with Vault.open(a_path, client="agent-a") as a:
         a.remember(update_args(made, a, body=lambda old: old.replace("k3s.", theirs)))

@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from tests.cli_support import invoke
-from tests.clones import clone, fact, memory_args, memory_problems, team, tree, update_args
+from tests.clones import (
+    clone,
+    fact,
+    memory_args,
+    memory_problems,
+    staging_on_both,
+    team,
+    tree,
+    update_args,
+)
 from tests.helpers import git
 from vault_tool.engine.vault import Vault
 from vault_tool.errors import InvalidInput, VaultBusy
@@ -123,19 +132,8 @@ def test_writes_on_two_clones_converge_fact_by_fact(tmp_path: Path):
 
 
 def test_a_persons_plain_git_pull_merges_with_the_driver_and_the_index_follows(tmp_path: Path):
-    _, (a_path, b_path) = team(tmp_path)
-    with Vault.open(a_path, client="agent-a") as a:
-        made = a.remember(
-            memory_args(
-                "Staging cluster",
-                "# Staging cluster\n\nRuns on k3s.\n",
-                [fact("staging", "runs_on", "k3s")],
-                ["infra"],
-            )
-        )
-        a.team.sync()
+    a_path, b_path, made = staging_on_both(tmp_path)
     with Vault.open(b_path, client="agent-b") as b:
-        b.team.sync()
         b.remember(
             update_args(made, b, facts=lambda old: [*old, fact("staging", "owned_by", "Ben")])
         )
