@@ -13,7 +13,7 @@ from vault_tool.core.query import parse_query
 from vault_tool.core.search_call import Controls
 from vault_tool.core.text import query_words
 from vault_tool.errors import InvalidInput, VaultBusy
-from vault_tool.search import impacts, links, listing, postings, ranking, results
+from vault_tool.search import bm25, links, listing, postings, ranking, results
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
 from vault_tool.storage.git import blob_sha
@@ -50,14 +50,14 @@ def ranked(
 
 
 def warm(index: Index, busy: Callable[[], bool]) -> tuple[int, int]:
-    """Read what every ranked search reads first (postings.warm), make the scores of the
+    """Read what every ranked search reads first (postings.warm), read the postings of the
     index's most common words ahead of the searches that will ask for them (search/
-    impacts.py's warm), then analyse the notes' titles (links.warm_titles), stopping as
+    bm25.py's warm), then analyse the notes' titles (links.warm_titles), stopping as
     soon as busy(); how many words and titles."""
 
     def warmed(searcher: Any) -> tuple[int, int]:
         postings.warm(searcher, busy)
-        words = impacts.warm(searcher, busy)
+        words = bm25.warm(searcher, busy)
         return words, links.warm_titles(searcher, busy)
 
     return index.read(warmed)

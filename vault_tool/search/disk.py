@@ -18,6 +18,7 @@ import json
 import os
 import pickle
 import struct
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -113,7 +114,7 @@ def index_state(root: Path) -> tuple[str, int | None]:
     if not files.index_exists():
         return "missing", version
     try:
-        toc = files.open_index()._read_toc()
+        toc = read_toc(files.open_index())
     except TOC_DAMAGE:
         return "damaged", version
     for segment in toc.segments:  # a segment that cannot be opened cannot be searched
@@ -154,3 +155,18 @@ def made(folder: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return meta.st_ino, meta.st_ctime_ns
+
+
+def read_toc(ix: Any) -> Any:
+    """ix's latest table of contents. Another process's commit deletes the TOC it replaces,
+    so one that vanishes between listing and opening is read again (the newer one)."""
+    from whoosh.index import TOC
+
+    from vault_tool.search.documents import whoosh_schema
+
+    for _ in range(9):
+        try:
+            return TOC.read(ix.storage, ix.indexname, schema=whoosh_schema())
+        except FileNotFoundError:
+            time.sleep(0.01)
+    return TOC.read(ix.storage, ix.indexname, schema=whoosh_schema())

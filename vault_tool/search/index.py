@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vault_tool.errors import VaultBusy, VaultError
+from vault_tool.search.disk import read_toc
 from vault_tool.search.documents import INDEX_SCHEMA_VERSION, whoosh_schema
 from vault_tool.search.lookups import Lookups
-from vault_tool.search.readers import read_toc, remember_missing_columns, sees_what_writer_sees
+from vault_tool.search.readers import sees_what_writer_sees
 from vault_tool.search.recent import IDLE_SECONDS, PAUSE_SECONDS, Recent, Recorder, journals
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,6 @@ class Index(Lookups):
 
         from vault_tool.search import disk
 
-        remember_missing_columns()
         with self._guard:
             if self._open_existing():
                 return self
@@ -188,12 +188,7 @@ class Index(Lookups):
         from vault_tool.search.disk import DAMAGE, TOC_DAMAGE, DroppedWriter
 
         try:
-            if bulk:  # (indexing processes that write a segment term by term)
-                from vault_tool.search.bulk_segment import BulkWriter
-
-                writer = BulkWriter(self._ix, timeout=10.0, **options)
-            else:
-                writer = self._ix.writer(timeout=10.0, **options)
+            writer = self._ix.writer(timeout=10.0, **options)
         except LockError:
             raise VaultBusy(
                 "the search index is locked by another process",

@@ -41,11 +41,11 @@ from vault_tool.core.spoken_dates import named_time
 from vault_tool.core.text import gloss_words, name_key, query_words
 from vault_tool.core.word_forms import related_forms
 from vault_tool.search import context, links, stored
+from vault_tool.search.bm25 import add_scores, text_scores, top_scored, with_forms
 from vault_tool.search.fusion import fuse_meaning
 from vault_tool.search.hits import Hit
-from vault_tool.search.impacts import add_scores, text_scores, with_forms
 from vault_tool.search.listing import narrowed, newest
-from vault_tool.search.postings import doc_frequency, per_reader, top_scored
+from vault_tool.search.postings import doc_frequency, per_reader
 from vault_tool.search.signals import about_someone_named, feedback_signals, words_of
 from vault_tool.search.superseded import place_superseded
 from vault_tool.search.time_ranking import time_signals
@@ -111,7 +111,7 @@ def rank(
         scores = with_forms(searcher, "all", scores, forms, FORM_WEIGHT, allow, hidden)
     total = len(scores)
     if controls.order != "relevance":  # the memories the words match, by when they changed
-        matched = scores if isinstance(scores, dict) else scores.matches()
+        matched = scores.matches()
         docnums, _ = newest(searcher, set(matched), hidden, start, end - start, oldest=oldest)
         dated = [Hit(stored.Stored.of(searcher, d), {"text": matched[d]}) for d in docnums]
         return _loaded(dated), total

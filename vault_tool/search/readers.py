@@ -1,10 +1,11 @@
 """Searchers of the index's latest commit: kept readers reused, damaged segments left out.
 
-Opening a segment costs 1 ms at 10k and 10 ms at 100k, and after a write every segment but
-the new one is still there (at most with more deletions), so a new searcher keeps the old
-one's reader of each segment still in the index. Whoosh's own Searcher.refresh() is not
-used: it keeps readers of segments a merge removed and leaves kept readers with their old
-deletions, so it can return old versions of updated documents.
+Opening a segment costs 1 ms at 10k and 10 ms at 100k, and after a write most segments
+are still there unchanged, so a new searcher keeps the old one's reader of each segment
+still in the index with the same deletions (one whose deletions changed is opened again).
+Whoosh's own Searcher.refresh() is not used: it keeps readers of segments a merge removed
+and leaves kept readers with their old deletions, so it can return old versions of updated
+documents.
 """
 
 from __future__ import annotations
@@ -14,66 +15,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from vault_tool.search.postings import per_reader
+from vault_tool.search.disk import read_toc
 
-# Reads of the index's table of contents raced by a merge that removes files (as Whoosh).
+# Opens of a segment raced by a merge that removes its files.
 TOC_ATTEMPTS = 10
-
-
-def remember_missing_columns() -> None:
-    """Make Whoosh's per-document reader remember what a segment's length columns hold.
-
-    Writing postings asks for every posting's field length, a sixth of a reindex: for
-    fields without lengths (ID, KEYWORD, NUMERIC) the reader then checked the file system
-    each time, because it caches only the columns it found (290,000 stat calls in a
-    reindex of 3,000 files), and for the others read one byte from the file through four
-    calls. A segment never changes once written, so a missing column stays missing and a
-    field's lengths (a byte a document) are read whole once.
-    """
-    from whoosh.codec import whoosh3
-    from whoosh.columns import NumericColumn
-    from whoosh.util.numeric import byte_to_length
-
-    reader_class = whoosh3.W3PerDocReader
-    if getattr(reader_class, "_vault_patched", False):
-        return
-    found_or_not = reader_class._cached_reader
-
-    def cached_reader(self: Any, fieldname: str, column: Any) -> Any:
-        missing = per_reader(self, "missing columns", set)
-        if fieldname in missing:
-            return None
-        reader = found_or_not(self, fieldname, column)
-        if reader is None:
-            missing.add(fieldname)
-        return reader
-
-    def whole_lengths(self: Any, fieldname: str) -> Any:
-        column = cached_reader(self, whoosh3._lenfield(fieldname), whoosh3.LENGTHS_COLUMN)
-        if type(column) is not NumericColumn.Reader or column._fixedlen != 1:
-            return column  # (not the one-byte column this reads whole: read as Whoosh does)
-        return column._dbfile.get(column._basepos, column._count)
-
-    def doc_field_length(self: Any, docnum: int, fieldname: str, default: int = 0) -> Any:
-        if docnum > self._doccount:
-            raise IndexError(f"Asked for docnum {docnum!r} of {self._doccount}")
-        table = per_reader(self, "field lengths", dict)
-        lengths = table.get(fieldname, table)  # (the table itself: not read yet)
-        if lengths is table:
-            lengths = table[fieldname] = whole_lengths(self, fieldname)
-        if lengths is None:
-            return default
-        if isinstance(lengths, bytes):
-            lbyte = lengths[docnum] if docnum < len(lengths) else 0
-        else:
-            lbyte = lengths[docnum]
-        # (Whoosh's own answer for a length byte of 0 is None, kept as it is)
-        return byte_to_length(lbyte) if lbyte else None
-
-    reader_class._cached_reader = cached_reader
-    reader_class.whoosh_doc_field_length = reader_class.doc_field_length  # (tests compare)
-    reader_class.doc_field_length = doc_field_length
-    reader_class._vault_patched = True
 
 
 def reopen(ix: Any, old: Any, damaged: Callable[[str], None]) -> Any:
@@ -120,8 +65,8 @@ def _open_segments(
             return None, []
         readers, opened, missing = [], [], []
         for segment in toc.segments:
-            leaf = rebound(reusable.get(segment.segment_id()), segment)
-            if leaf is None:
+            leaf = reusable.get(segment.segment_id())
+            if leaf is None or segment_state(leaf.segment()) != segment_state(segment):
                 try:
                     leaf = SegmentReader(ix.storage, toc.schema, segment, generation=toc.generation)
                 except FileNotFoundError:
@@ -145,37 +90,9 @@ def _open_segments(
         time.sleep(0.05)
 
 
-def read_toc(ix: Any) -> Any:
-    """ix's latest table of contents. Another process's commit deletes the TOC it replaces,
-    so one that vanishes between listing and opening is read again (the newer one)."""
-    for _ in range(TOC_ATTEMPTS - 1):
-        try:
-            return ix._read_toc()
-        except FileNotFoundError:
-            time.sleep(0.01)
-    return ix._read_toc()
-
-
 def segment_state(segment: Any) -> tuple[str, int] | None:
     """A segment's id and deletion count: what a commit can change of it."""
     return (segment.segment_id(), segment.deleted_count()) if segment is not None else None
-
-
-def rebound(leaf: Any, segment: Any) -> Any:
-    """leaf, made to read this segment's deletions; None when that cannot be done.
-
-    Deletions are the only thing of a segment a commit changes. Whoosh's segment reader
-    and per-document reader read them from the segment object they hold, and the reader
-    caches the set it filters postings with (deleted_docs_set) until it is dropped.
-    """
-    if leaf is None or segment_state(leaf.segment()) == segment_state(segment):
-        return leaf
-    perdoc = getattr(leaf, "_perdoc", None)
-    if not hasattr(leaf, "_segment") or not hasattr(perdoc, "_segment"):
-        return None  # (closed by the caller with the other readers it does not keep)
-    leaf._segment = perdoc._segment = segment
-    leaf.__dict__.pop("deleted_docs_set", None)
-    return leaf
 
 
 def _said(problem: BaseException) -> str:

@@ -109,6 +109,10 @@ class Recent:
         self.documents = 0
         self._view: Any = None
         self._base: Any = None
+        for reader in getattr(self, "_masked", ()):
+            reader.close()
+        # Readers of disk segments opened again with the deletions the records add.
+        self._masked: list[Any] = []
 
     def path(self, generation: int | None = None) -> Path:
         gen = self.generation if generation is None else generation
@@ -205,19 +209,28 @@ class Recent:
         self._view = None
 
     def _compose(self, disk: Any, ix: Any) -> Any:
-        from whoosh.reading import MultiReader
+        """A searcher of the disk's segment readers, each with a segment that hides what
+        the records forget opened again with those deletions, and the records' segments."""
+        from whoosh.reading import MultiReader, SegmentReader
         from whoosh.searching import Searcher
 
-        from vault_tool.search.readers import rebound
-
-        leaves = [leaf for leaf, _ in disk.reader().leaf_readers() if leaf.segment()]
-        leaves += [reader for reader, _ in self.segments]
-        for leaf in leaves:
-            hidden = self.hidden.get(leaf.segment().segment_id())
+        for reader in self._masked:  # (the view they were made for is being replaced)
+            reader.close()
+        self._masked = []
+        leaves = []
+        for leaf, _ in disk.reader().leaf_readers():
+            segment = leaf.segment()
+            if segment is None:
+                continue
+            hidden = self.hidden.get(segment.segment_id())
             if hidden:
-                masked = copy.copy(leaf.segment())
-                masked._deleted = set(leaf.segment()._deleted or ()) | hidden
-                rebound(leaf, masked)
+                masked = copy.deepcopy(segment)
+                for docnum in hidden:
+                    masked.delete_document(docnum)
+                leaf = SegmentReader(ix.storage, leaf.schema, masked, generation=self.generation)
+                self._masked.append(leaf)
+            leaves.append(leaf)
+        leaves += [reader for reader, _ in self.segments]
         return Searcher(MultiReader(leaves, generation=self.generation), fromindex=ix)
 
 
