@@ -40,7 +40,7 @@ async def test_a_secret_committed_before_init_reaches_no_agent_and_doctor_names_
     assert adopted["kept_git_history"] is True and adopted["memories"] == 1
     assert "ops/Deploy.md" in adopted["secrets_in_git"]
     async with stdio_session(root) as (session, _):
-        found = await call(session, "search", {"query": "deploy password postgres"})
+        found = await call(session, "search", {"query": "deploy notes password"})
         read = await call(session, "search", {"memory_id": "ops/Deploy"})
     assert [h["path"] for h in found.structured_content["selected_hits"]] == ["ops/Runbook.md"]
     assert read.is_error and read.structured_content["error"]["code"] == "not_found"

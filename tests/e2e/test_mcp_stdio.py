@@ -413,7 +413,7 @@ def test_a_cancelled_search_gets_no_answer_records_nothing_and_the_server_carrie
             process,
             _call(2, "search", {"query": "cancelled billing question"}),
             cancel,
-            _call(3, "search", {"query": "billing after the cancel"}),
+            _call(3, "search", {"query": "billing service after the cancel"}),
         )
         answers = [_receive(process)]
         while answers[-1]["id"] != 3:
@@ -433,7 +433,7 @@ def test_a_cancelled_search_gets_no_answer_records_nothing_and_the_server_carrie
         # it finished records nothing, which test_mcp_cancellation.py proves mid-flight.
         if 2 in answered:
             assert "cancelled billing question" in queries
-        assert "billing after the cancel" in queries  # (searches run side by side)
+        assert "billing service after the cancel" in queries  # (searches run side by side)
     finally:
         if process.poll() is None:
             process.kill()

@@ -282,3 +282,58 @@ def test_ids_minted_one_after_another_sort_in_that_order():
 
     minted = [new_id() for _ in range(2000)]
     assert minted == sorted(minted) and len(set(minted)) == len(minted)
+
+
+def test_right_now_asks_about_now_without_matching_right(vault):
+    today = datetime.now(UTC).date()
+    rotation(vault, "Ada", "2020-01-01", "2020-03-31")
+    rotation(vault, "Jose", "2020-04-01", (today.replace(year=today.year + 1)).isoformat())
+    # A memory saying "right" would be matched by it, were it a word of the query.
+    remember(vault, "Ada's handover notes", "Ada handed the on-call rotation over right away.")
+    for asked in ("who is on call right now", "who is on call at the moment", "on call currently"):
+        assert titles(vault, asked)[0] == "Jose leads the on-call rotation", asked
+
+
+def decided(vault, memory_type: str, title: str, body: str) -> None:
+    staging = {"n": "staging", "kind": "system", "is": "the shared staging cluster"}
+    vault.remember(
+        {
+            "mode": "create",
+            "content_md": f"# {title}\n\n{body}\n",
+            "semantic_delta": {
+                "memory_type": memory_type,
+                "title": title,
+                "entities": [staging],
+                "facts": [{"subject": "staging", "predicate": "noted_in", "object": "staging"}],
+            },
+        }
+    )
+
+
+def test_what_did_we_decide_puts_the_decision_above_a_note_that_says_decided(vault):
+    decided(vault, "note", "Staging notes", "Nothing decided yet about staging; decide next week.")
+    decided(vault, "decision", "Staging resets nightly", "Staging is reset every night at two.")
+    decided(vault, "note", "Staging load test", "The staging load test ran on Monday.")
+    assert titles(vault, "what did we decide about staging?")[0] == "Staging resets nightly"
+    # A question that asks for no kind of memory ranks by its words alone.
+    assert titles(vault, "staging yet")[0] == "Staging notes"
+
+
+def test_a_question_about_what_no_memory_names_has_nothing_relevant(vault):
+    decided(vault, "decision", "Staging resets nightly", "We decided: staging resets at two.")
+    decided(vault, "note", "Deploy freeze", "We decided on a deploy freeze in December.")
+    decided(vault, "note", "Billing service rota", "Ana and Bo take turns on the service.")
+    asking = ("what did we decide about GraphQL", "rotate Nomad credentials for payroll service")
+    for asked in asking:
+        found = vault.search({"query": asked})  # (the second: "service" is in a memory)
+        assert found["selected_hits"] == [] and found["total_matches"] == 0, asked
+        assert found["reason"] == "nothing_relevant"
+    # The words a memory holds still find it, however few of the vault's memories hold them.
+    assert titles(vault, "what did we decide about the deploy freeze")[0] == "Deploy freeze"
+    assert titles(vault, "staging GraphQL resets")[0] == "Staging resets nightly"
+
+
+def test_an_irregular_form_finds_its_base(vault):
+    remember(vault, "Pottery class", "The pottery class moved to Friday; pottery class fees rose.")
+    remember(vault, "Ana and the pottery class", "Ana taught the pottery class last spring.")
+    assert titles(vault, "who teaches the pottery class")[0] == "Ana and the pottery class"

@@ -43,17 +43,25 @@ def test_made_on_a_named_day_or_month():
     assert not made_on({"created": "", "facts": []}, ["2026-11"])
 
 
-def test_said_again_marks_the_older_of_one_type_about_the_same_entities():
-    from vault_tool.search.signals import said_again
+def test_a_new_value_is_a_fact_said_again_of_the_same_thing_with_another_object():
+    from vault_tool.search.signals import new_value
 
-    ana = frozenset({"ana", "ana's setup"})
-    found = {
-        "august": ("preference", ana, "2026-08-18"),
-        "november": ("preference", ana, "2026-11-24"),
-        "other type": ("decision", ana, "2026-07-01"),
-        "other people": ("preference", frozenset({"bo"}), "2026-01-01"),
-    }
-    assert said_again(found) == {"august"}
+    said = {"subject": "Ben", "predicate": "said", "object": "Ben's setup"}
+    zed = [said, {"subject": "Ben", "predicate": "uses_editor", "object": "Zed"}]
+    neovim = [said, {"subject": "ben", "predicate": "uses_editor", "object": "Neovim"}]
+    assert new_value(zed, neovim) and new_value(neovim, zed)
+    assert not new_value(zed, zed)  # (the same thing said again: no new value)
+    # Another topic: no fact shared, and what a person says has many objects at once.
+    move = [{"subject": "Ben", "predicate": "said", "object": "Ben's move"}]
+    assert not new_value([said], move)
+    # A shared fact, but the other facts are of other predicates.
+    keyboard = [said, {"subject": "Ben", "predicate": "types_on", "object": "a split board"}]
+    assert not new_value(zed, keyboard)
+    # A later memory that ends an earlier one's fact (a lead's term, with its last day).
+    ana = {"subject": "Ana", "predicate": "leads", "object": "on-call rota"}
+    lena = [{**ana, "subject": "Lena"}, {**ana, "valid_until": "2026-11-28"}]
+    assert new_value([ana, said], lena)
+    assert not new_value(lena, [ana, said])
 
 
 def test_said_on_is_the_latest_valid_from_else_the_day_made():

@@ -24,6 +24,7 @@ from whoosh.formats import Frequency
 from whoosh.support.charset import accent_map
 
 from vault_tool.core.text import QUESTION_WORDS, gloss_words, query_words, text_analyzer
+from vault_tool.core.word_forms import IRREGULAR
 from vault_tool.core.words import STEMS_KEPT, WORD, Counted, Words, pieces
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-vault"
@@ -34,6 +35,7 @@ TEXTS = [
     "José Díaz moved to Zürich — naïve café façade, ŒUVRE, straße, Ǆ",
     "v1.2.3 deploys at 10.30 on api.example.com; e.g. U.S.A. and node.js",
     "running runner runs ran, deployments deployed deploying",
+    "She taught the children, then went and bought drinks; the men ran. Found it, left.",
     "the a an of is was to be: only stop words here, and THE",
     "snake_case camelCase kebab-case *wild*card 日本語のテキスト ١٢٣ ⅷ",
     "a\u0301 combining, ﬁ ligature, ² superscript, \u200bzero\u200bwidth",
@@ -64,12 +66,23 @@ class CjkPairs(Filter):
             added += len(parts) - 1
 
 
+class Irregular(Filter):
+    """Each kept token's irregular form as its base (core/word_forms.IRREGULAR)."""
+
+    def __call__(self, tokens):
+        for token in tokens:
+            if not token.stopped:
+                token.text = IRREGULAR.get(token.text, token.text)
+            yield token
+
+
 def chain():
     return (
         RegexTokenizer()
         | LowercaseFilter()
         | CharsetFilter(accent_map)
         | StopFilter(stoplist=STOP_WORDS | QUESTION_WORDS, minsize=1)
+        | Irregular()
         | StemFilter(lang="en", cachesize=50000)
         | CjkPairs()
     )
@@ -122,7 +135,7 @@ def test_it_survives_pickling_as_the_index_schema_is_and_compares_equal() -> Non
     analyzer = text_analyzer()
     copy = pickle.loads(pickle.dumps(analyzer))
     assert copy == analyzer and isinstance(copy, Words)
-    assert [t.text for t in copy("Deployments ran")] == ["deploy", "ran"]
+    assert [t.text for t in copy("Deployments ran")] == ["deploy", "run"]
     assert analyzer.has_morph()
 
 

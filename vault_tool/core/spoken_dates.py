@@ -38,7 +38,17 @@ _PAST = re.compile(
     r"\b(?:was|were|used to|previous(?:ly)?|former(?:ly)?|before|earlier|ago|did|had|"
     r"last|yesterday|back then|until)\b"
 )
-_PRESENT = re.compile(r"\b(?:now|current(?:ly)?|today|these days|at the moment|still)\b")
+_PRESENT = re.compile(
+    r"\b(?:(?:right |just )?now|nowadays|current(?:ly)?|today|these days|at (?:the moment|present)|"
+    r"presently|still)\b"
+)
+# The words that only say a query is about now: not words a memory is matched by ("who is
+# on call right now" is about who is on call; "right" would match any memory saying it).
+_ONLY_NOW = re.compile(
+    r"\b(?:right now|just now|now|nowadays|currently|these days|at the moment|at present|"
+    r"presently)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -103,3 +113,24 @@ def _latest_month(name: str, today: date) -> str:
 
 def _month(day: date) -> str:
     return f"{day.year:04d}-{day.month:02d}"
+
+
+def without_now(text: str) -> str:
+    """text without the phrases that only say it is about now (right now, currently)."""
+    return _ONLY_NOW.sub(" ", text)
+
+
+# The words that say when, as named_time reads them: dates, years, months and days said.
+_WHEN = re.compile(
+    rf"\b(?:\d{{4}}-\d{{2}}(?:-\d{{2}})?|(?:19|20)\d{{2}}|today|yesterday|tomorrow|"
+    rf"(?:last|this|next) (?:week|month|year)|(?:\d+|a|one|two|three|four|five|six) "
+    rf"(?:days?|weeks?|months?|years?) ago|(?:\d{{1,2}}(?:st|nd|rd|th)? )?(?:{_MONTH})"
+    rf"(?: \d{{1,2}}(?:st|nd|rd|th)?\b)?)\b",
+    re.IGNORECASE,
+)
+
+
+def without_time(text: str) -> str:
+    """text without the words that only say when (2020-02-10, in August, last week, now):
+    what is left says what a query is about."""
+    return _WHEN.sub(" ", without_now(text))

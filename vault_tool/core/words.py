@@ -1,7 +1,8 @@
 """The text analyser in one pass (text.text_analyzer): the tokens Whoosh's chain
 `RegexTokenizer() | LowercaseFilter() | CharsetFilter(accent_map) | StopFilter(stoplist,
 minsize=1) | StemFilter(lang="en")` yields, token for token, positions, offsets and stopped
-words included, from one generator instead of five.
+words included, from one generator instead of five; an irregular form (taught, children)
+is given to the stemmer as its base (core/word_forms.IRREGULAR).
 
 Analysis was a quarter of a reindex, most of it the chain's calls per word: five
 generators deep, a cache wrapper per stem. Imported only when text is first analysed
@@ -24,6 +25,8 @@ from whoosh.formats import Frequency
 from whoosh.lang import stemmer_for_language
 from whoosh.support.charset import accent_map
 from whoosh.system import pack_uint
+
+from vault_tool.core.word_forms import IRREGULAR
 
 # Stems kept per analyser; past this the table starts again (a vault's vocabulary is far
 # smaller; a file of random strings must not grow a server without bound).
@@ -157,7 +160,7 @@ class Words(Tokenizer):
     def _stemmed(self, text: str) -> str:
         if len(self._stems) >= STEMS_KEPT:
             self._stems.clear()
-        found = self._stems[text] = self._stem(text)
+        found = self._stems[text] = self._stem(IRREGULAR.get(text, text))
         return found
 
 

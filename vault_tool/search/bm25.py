@@ -66,10 +66,6 @@ class Scores:
     def __len__(self) -> int:
         return int(np.count_nonzero(self.values))
 
-    def get(self, docnum: int, default: float = 0.0) -> float:
-        value = float(self.values[docnum])
-        return value if value else default
-
     def matches(self) -> dict[int, float]:
         """docnum -> score of every match."""
         found = np.flatnonzero(self.values)
@@ -77,16 +73,11 @@ class Scores:
 
 
 def text_scores(
-    searcher: Any,
-    field_name: str,
-    words: list[str],
-    allow: set | None,
-    hidden: set | None,
-    weights: dict[str, float] | None = None,
+    searcher: Any, field_name: str, words: list[str], allow: set | None, hidden: set | None
 ) -> Scores:
     """The BM25F score of the words in one field, for every live document that has one of
-    them (in allow, if given; not in hidden); weights: a share for some words (1 if not)."""
-    values = _summed(searcher, field_name, [(w, (weights or {}).get(w, 1.0)) for w in words])
+    them (in allow, if given; not in hidden)."""
+    values = _summed(searcher, field_name, words)
     _only_allowed(searcher, values, allow, hidden)
     return Scores(values)
 
@@ -106,16 +97,36 @@ def with_forms(
     values = scores.values.copy()
     for word, related in forms.items():
         extra = text_scores(searcher, field_name, related, allow, hidden).values
-        extra[_summed(searcher, field_name, [(word, 1.0)]) > 0] = 0.0
+        extra[holding(searcher, field_name, [word])] = 0.0
         values += weight * extra
     return Scores(values)
+
+
+def added_within(
+    searcher: Any,
+    field_name: str,
+    scores: Scores,
+    words: list[str],
+    within: set[int],
+    allow: set | None,
+    hidden: set | None,
+) -> Scores:
+    """scores with the words' scores added in the documents within (in allow, if given; not
+    in hidden) only: a document elsewhere is not matched by them."""
+    kept = within if allow is None else within & allow
+    return Scores(scores.values + text_scores(searcher, field_name, words, kept, hidden).values)
+
+
+def holding(searcher: Any, field_name: str, words: list[str]) -> np.ndarray:
+    """docnum -> whether the document holds one of the words in the field."""
+    return _summed(searcher, field_name, words) > 0
 
 
 def add_scores(
     searcher: Any, field_name: str, words: list[str], scores: dict[int, float]
 ) -> dict[int, float]:
     """scores with the BM25F score of more words added, for those documents only."""
-    added = _summed(searcher, field_name, [(w, 1.0) for w in words])
+    added = _summed(searcher, field_name, words)
     return {docnum: score + float(added[docnum]) for docnum, score in scores.items()}
 
 
@@ -185,13 +196,13 @@ class _Postings:
         self.docnums, self.tfs, self.lengths, self.deleted = docnums, tfs, lengths, deleted
 
 
-def _summed(searcher: Any, field_name: str, weighted: list[tuple[str, float]]) -> np.ndarray:
-    """docnum -> the weighted sum of the words' BM25F scores (deleted documents' too)."""
+def _summed(searcher: Any, field_name: str, words: list[str]) -> np.ndarray:
+    """docnum -> the sum of the words' BM25F scores (deleted documents' too)."""
     reader = searcher.reader()
     values = np.zeros(reader.doc_count_all())
     avgfl = searcher.avg_field_length(field_name) or 1
-    for word, weight in weighted:
-        word_idf = idf(searcher, field_name, word) * weight
+    for word in words:
+        word_idf = idf(searcher, field_name, word)
         for leaf, offset in reader.leaf_readers():
             if not leaf_frequency(leaf, field_name, word):
                 continue

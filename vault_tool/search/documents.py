@@ -24,8 +24,9 @@ from vault_tool.search import links
 # person's note is titled by an H1 or its file name, dated by Obsidian's `date`, and what
 # the folder's rules leave out is not indexed; 13: changed_ts, when a file last changed;
 # 14: Chinese, Japanese and Korean runs indexed as their pairs of characters, version_id
-# indexed and kept with the ranked fields, for a memory's batch neighbours).
-INDEX_SCHEMA_VERSION = 14
+# indexed and kept with the ranked fields, for a memory's batch neighbours; 15: irregular
+# forms indexed as their base: taught as teach).
+INDEX_SCHEMA_VERSION = 15
 
 
 @dataclass(frozen=True)

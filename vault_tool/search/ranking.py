@@ -16,6 +16,8 @@ factor, where
 - text also counts related forms of the query's words (owner for owns) at FORM_WEIGHT;
 - valid_time is a boost when the query names a time (a date, "last week", "in May") and a
   fact of the memory holds then, or the memory was made then;
+- type is a bonus for the kind of memory the question asks for ("what did we decide"
+  asks for decisions: signals.asked_types);
 - factor is x 1.15 when pinned, x 0.6 when the fact it is best found by has ended and the
   query asks about now (names no time, is not in the past tense), and x 0.5 when superseded
   by a live memory (which, and the memory replacing that one in turn, is placed above it);
@@ -23,9 +25,12 @@ factor, where
   about as well is placed above it too, without lowering it;
 - meaning (only with `[search] semantic = true` and the extra) moves each candidate to
   where the fusion of its rank by words and its rank by meaning puts it (search/fusion.py).
-Each part is kept so `search --explain` can show the whole score. The query's syntax
-(core/query.py) is read first: its filters, phrases and exclusions narrow the candidates
-(search/listing.py), and a query of filters alone lists what they leave, newest first.
+Each part is kept so `search --explain` can show the whole score. A query none of whose
+candidates holds RELEVANT_SHARE of the words that say what it is about (each weighed by
+its idf; the words that say when left out) has nothing relevant: no hits, a count of 0.
+The query's syntax (core/query.py) is read first: its filters, phrases and exclusions
+narrow the candidates (search/listing.py), and a query of filters alone lists what they
+leave, newest first.
 """
 
 from __future__ import annotations
@@ -37,16 +42,30 @@ from vault_tool.core.entities import compatible
 from vault_tool.core.projects import Scope
 from vault_tool.core.query import parse_query
 from vault_tool.core.search_call import Controls
-from vault_tool.core.spoken_dates import named_time
+from vault_tool.core.spoken_dates import named_time, without_now, without_time
 from vault_tool.core.text import gloss_words, name_key, query_words
 from vault_tool.core.word_forms import related_forms
 from vault_tool.search import context, links, stored
-from vault_tool.search.bm25 import add_scores, text_scores, top_scored, with_forms
+from vault_tool.search.bm25 import (
+    add_scores,
+    added_within,
+    holding,
+    idf,
+    text_scores,
+    top_scored,
+    with_forms,
+)
 from vault_tool.search.fusion import fuse_meaning
 from vault_tool.search.hits import Hit
 from vault_tool.search.listing import narrowed, newest
-from vault_tool.search.postings import doc_frequency, per_reader
-from vault_tool.search.signals import about_someone_named, feedback_signals, words_of
+from vault_tool.search.postings import doc_frequency, docnums_with, per_reader
+from vault_tool.search.signals import (
+    about_someone_named,
+    asked_types,
+    feedback_signals,
+    without_asked,
+    words_of,
+)
 from vault_tool.search.superseded import place_superseded
 from vault_tool.search.time_ranking import time_signals
 
@@ -72,6 +91,15 @@ ENTITY_WEIGHT = 0.1
 ABOUT_WEIGHT = 0.2
 # Feedback moves a hit by at most this share of the best text score of the query.
 FEEDBACK_WEIGHT = 0.25
+# A hit of the type the question asks for gets this share of the best text score.
+TYPE_WEIGHT = 0.2
+# A query is answered only when one of its best candidates holds at least this share of
+# its words, each weighed by its idf (a word no memory holds weighs most): "how do we rotate
+# Nomad credentials for the payroll service", in a vault where only "service" is said, has
+# nothing relevant. Set on the team's tuning questions, where the unanswerable ones share
+# the vault's words by design: at 0.15 every abstention was right (0.3 abstained on 8 of
+# 20 paraphrased questions) and LoCoMo's answerable questions lost none of their hits.
+RELEVANT_SHARE = 0.15
 
 
 def rank(
@@ -90,7 +118,14 @@ def rank(
     """
 
     query = parse_query(text)  # its syntax: the words ranked, the rest narrows (core/query.py)
-    every = query_words(query.text)
+    # The words a memory is found by: not those that say when it holds ("right now"); those
+    # that ask for a kind of memory ("decide", "prefer") only in memories of that kind (a
+    # note saying "nothing decided yet" is no answer to "what did we decide"), unless
+    # nothing else is left.
+    said = query_words(without_now(query.text)) or query_words(query.text)
+    kinds = asked_types(query.text)
+    every = query_words(without_asked(without_now(query.text))) or said
+    asking = [w for w in said if w not in every]
     words = distinctive_words(searcher, every)
     forms = _related_forms(searcher, every)
     if not (words or forms or query.lists):
@@ -109,6 +144,9 @@ def rank(
     scores = text_scores(searcher, "all", words, allow, hidden)
     if forms:
         scores = with_forms(searcher, "all", scores, forms, FORM_WEIGHT, allow, hidden)
+    if asking:
+        of_kinds = set().union(*(_of_type(searcher, kind) for kind in kinds))
+        scores = added_within(searcher, "all", scores, asking, of_kinds, allow, hidden)
     total = len(scores)
     if controls.order != "relevance":  # the memories the words match, by when they changed
         matched = scores.matches()
@@ -116,6 +154,12 @@ def rank(
         dated = [Hit(stored.Stored.of(searcher, d), {"text": matched[d]}) for d in docnums]
         return _loaded(dated), total
     top = _best_by_text(searcher, scores, [w for w in every if w not in words], pool)
+    # Whether the vault holds anything the query is about, whatever the filters: a note the
+    # filters leave may be found by its link to one they leave out.
+    about = query_words(without_asked(without_time(query.text))) or every
+    best = top if allow is None else _best_unfiltered(searcher, words, hidden, pool).items()
+    if not _relevant(searcher, about, forms, [docnum for docnum, _ in best]):
+        return [], 0
     hits: dict[int, Hit] = {
         docnum: Hit(stored.Stored.of(searcher, docnum), {"text": score}) for docnum, score in top
     }
@@ -152,6 +196,11 @@ def rank(
     for docnum, hit in hits.items():
         if about_someone_named(stored.times(searcher, docnum)["facts"], said):
             hit.parts["about"] = round(ABOUT_WEIGHT * best_text, 6)
+    for kind in kinds:
+        of_kind = _of_type(searcher, kind)
+        for docnum, hit in hits.items():
+            if docnum in of_kind:
+                hit.parts["type"] = round(TYPE_WEIGHT * best_text, 6)
     # All the query's words, not only the distinctive ones: the judged queries are compared
     # the same way, whatever the size of the vault.
     for memory_id, signal in feedback_signals(judgements, every).items():
@@ -235,6 +284,29 @@ def _distinctive(searcher: Any, field_name: str, words: list[str]) -> list[str]:
     limit = max(COMMON_SHARE * searcher.doc_count(), COMMON_MINIMUM)
     rare = [w for w, df in present.items() if df <= limit]
     return rare or sorted(present, key=present.__getitem__)[:1]
+
+
+def _relevant(
+    searcher: Any, every: list[str], forms: dict[str, list[str]], docnums: list[int]
+) -> bool:
+    """Whether one of docnums holds RELEVANT_SHARE of the query's words (every), each
+    weighed by its idf; a related form of a word counts as the word."""
+    weights = [idf(searcher, "all", word) for word in every]
+    found = [holding(searcher, "all", [word, *forms.get(word, [])]) for word in every]
+    wanted = RELEVANT_SHARE * sum(weights)
+    return any(
+        sum(weight for weight, has in zip(weights, found, strict=True) if has[docnum]) >= wanted
+        for docnum in docnums
+    )
+
+
+def _of_type(searcher: Any, kind: str) -> set[int]:
+    """The docnums of the memories of one type, kept per reader."""
+
+    def of_kind() -> set[int]:
+        return set(docnums_with(searcher, "memory_type", kind))
+
+    return per_reader(searcher.reader(), f"of type {kind}", of_kind)
 
 
 def _named(said: str, hits: dict[int, Hit]) -> list[Hit]:

@@ -1,4 +1,5 @@
-"""The ranking signals computed without the index: operators' feedback and valid time.
+"""The ranking signals computed without the index: operators' feedback, valid time, who
+a memory is about, and the kind of memory a question asks for.
 
 Pure: each takes analysed words (core.text) and returns a number that ranking.py weighs
 against the best text score of the query.
@@ -11,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from vault_tool.core.text import analysed_words, normalize_name
+from vault_tool.core.text import analysed_words, name_key, normalize_name
 from vault_tool.core.times import holds_in, valid_on
 
 
@@ -89,20 +90,30 @@ def ended_for_now(facts: list[dict[str, Any]], today: str, words: list[str]) -> 
     return ended
 
 
-def said_again(found: dict[Any, tuple[str, frozenset[str], str]]) -> set:
-    """The keys of found (key -> (type, entity names, day)) that a later memory of the same
-    type about the same entities says again: in a conversation, what Ana said of her
-    keyboard in November is her say, not what she said in August. The caller keeps only
-    the candidates that match the query about as well."""
-    latest: dict[tuple[str, frozenset[str]], str] = {}
-    for memory_type, names, day in found.values():
-        about = (memory_type, names)
-        latest[about] = max(latest.get(about, ""), day)
-    return {
-        key
-        for key, (memory_type, names, day) in found.items()
-        if names and latest[memory_type, names] > day
-    }
+def new_value(earlier: list[dict[str, Any]], later: list[dict[str, Any]]) -> bool:
+    """Whether facts said later say again what earlier ones said, with a new value: the two
+    share a fact and hold facts of one subject and predicate with other objects (Ben says
+    of his setup that his editor is Zed, later that it is Neovim), or the later facts end
+    an earlier one (a lead's term, with its last day). Not a new object alone: what a
+    person says, or a service depends on, has many objects at once (a thing's setting
+    changed by another speaker, counted too, cost the generated set's tuning seeds 0.007
+    of nDCG@10 and the team's chat set's nothing)."""
+    before, after = _triples(earlier), _triples(later)
+    ended = {_triple(f) for f in later if f.get("valid_until")}
+    if ended & {_triple(f) for f in earlier if not f.get("valid_until")}:
+        return True
+    if not before & after:
+        return False
+    changed = {(subject, predicate) for subject, predicate, _ in after - before}
+    return any((subject, predicate) in changed for subject, predicate, _ in before - after)
+
+
+def _triples(facts: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {_triple(fact) for fact in facts}
+
+
+def _triple(fact: dict[str, Any]) -> tuple[str, str, str]:
+    return name_key(fact["subject"]), fact["predicate"], name_key(fact["object"])
 
 
 def said_on(times: dict[str, Any]) -> str:
@@ -138,3 +149,29 @@ def words_of(name: str) -> str:
 
 
 _WORD = re.compile(r"\w+")
+
+
+# The kind of memory a question asks for, by its words: "what did we decide about staging"
+# asks for a decision, not a note that says "nothing decided yet".
+_ASKS_FOR = (
+    ("decision", r"decid(?:e|es|ed|ing)|decisions?|agreed|chose|chosen|settled on|went with"),
+    ("preference", r"prefer\w*|favou?rites?"),
+    ("procedure", r"how (?:do|does|can|should) (?:we|i|you|one)|how to|steps|procedure|runbook"),
+    ("gotcha", r"gotchas?|pitfalls?|caveats?|watch out|traps?"),
+    ("rule", r"rules?|polic(?:y|ies)|allowed to|must we"),
+)
+_ASKED = [(kind, re.compile(rf"\b(?:{words})\b", re.IGNORECASE)) for kind, words in _ASKS_FOR]
+
+
+def asked_types(text: str) -> frozenset[str]:
+    """The memory types a question asks for by its words (none for most questions)."""
+    return frozenset(kind for kind, pattern in _ASKED if pattern.search(text))
+
+
+def without_asked(text: str) -> str:
+    """text without the words that ask for a kind of memory: "decide" in "what did we
+    decide about staging" says what kind of memory is wanted, "staging" what it is about
+    (a note saying "nothing decided yet" holds the one, the decision only the other)."""
+    for _, pattern in _ASKED:
+        text = pattern.sub(" ", text)
+    return text

@@ -18,7 +18,7 @@ from vault_tool.search.postings import doc_frequency
 from vault_tool.search.signals import (
     ended_for_now,
     made_on,
-    said_again,
+    new_value,
     said_on,
     valid_time_match,
 )
@@ -51,18 +51,19 @@ def time_signals(
     # service's facts from the billing worker's.
     today = now.date().isoformat()
     times = {docnum: stored.times(searcher, docnum) for docnum in hits}
-    if named.dates:
+    if named.dates:  # (one naming today asks about now too: what is said again, below)
         for docnum, hit in hits.items():
             match = valid_time_match(times[docnum]["facts"], list(named.dates), words)
             if made_on(times[docnum], list(named.dates)):
                 match = max(match, MADE_THEN_SHARE)
             if match:
                 hit.parts["valid_time"] = round(VALID_TIME_WEIGHT * match * best_text, 6)
-        return
-    if named.past:
+    if named.past or (named.dates and today not in named.dates):
         return
     for docnum, newer in _said_again(searcher, hits, times).items():
         hits[docnum].said_again_by = newer
+    if named.dates:  # (today: what holds today is lifted already)
+        return
     for docnum, hit in hits.items():
         if ended_for_now(times[docnum]["facts"], today, words):
             hit.parts["factor"] = hit.parts.get("factor", 1.0) * ENDED_FACTOR
@@ -71,9 +72,10 @@ def time_signals(
 def _said_again(
     searcher: Any, hits: dict[int, Any], times: dict[int, dict[str, Any]]
 ) -> dict[int, list[str]]:
-    """docnum -> ids of the hits that say it again later (a memory of the same type about
-    the same entities, matching the query at least SAID_AGAIN_SHARE as well): placed above
-    it, as a replacement is, without lowering it ("everything about Ana" wants both).
+    """docnum -> ids of the hits that say it again later, matching the query at least
+    SAID_AGAIN_SHARE as well: a memory of the same type about the same entities, or one
+    that states a new value for one of its facts (signals.new_value). They are placed
+    above it, as a replacement is, without lowering it ("everything about Ana" wants both).
 
     Only entities that tell memories apart count: one of them must be mentioned in at
     most SAID_AGAIN_MENTIONS memories, or an agent that gives every memory the same two
@@ -91,16 +93,17 @@ def _said_again(
             for n, kind, _ in hit.fields["mentions"]
         )
     }
-    older = said_again(found)
     text = {docnum: hit.parts.get("text", 0.0) for docnum, hit in hits.items()}
-    placed = {
-        docnum: [
+    placed = {}
+    for docnum, (kind, names, day) in found.items():
+        newer = [
             hits[other].memory_id
-            for other in found
-            if found[other][:2] == found[docnum][:2]
-            and found[other][2] > found[docnum][2]
+            for other, (other_kind, other_names, other_day) in found.items()
+            if other_kind == kind
+            and other_day > day
             and text[other] >= SAID_AGAIN_SHARE * text[docnum]
+            and (other_names == names or new_value(times[docnum]["facts"], times[other]["facts"]))
         ]
-        for docnum in older
-    }
-    return {docnum: newer for docnum, newer in placed.items() if newer}
+        if newer:
+            placed[docnum] = newer
+    return placed
