@@ -142,7 +142,7 @@ def test_what_a_person_said_later_on_the_same_thing_comes_first(vault):
 
 
 def test_entities_every_memory_shares_do_not_put_the_vault_newest_first(vault):
-    from vault_tool.search.time_ranking import SAID_AGAIN_MENTIONS
+    from vault_tool.search.features import SAID_AGAIN_MENTIONS
 
     generic = [PERSON, {"n": "Notebook", "kind": "project", "is": "where notes are kept"}]
 
@@ -223,7 +223,7 @@ def test_a_question_naming_someone_ranks_what_they_said_above_what_was_said_to_t
 
 
 def test_about_someone_named_matches_a_subject_as_whole_words():
-    from vault_tool.search.signals import about_someone_named, words_of
+    from vault_tool.search.features import about_someone_named, words_of
 
     facts = [{"subject": "Ana Costa", "predicate": "owns", "object": "billing"}]
     assert about_someone_named(facts, f" {words_of('what does Ana Costa own?')} ")

@@ -339,11 +339,11 @@ def test_without_a_date_or_a_fact_about_the_query_there_is_no_valid_time_boost(v
 
 
 def test_words_too_common_to_search_by_still_order_the_best_candidates(vault, monkeypatch):
-    from vault_tool.search import ranking
+    from vault_tool.search import candidates
 
     # As in a large vault: "service" is in most memories, so it is not matched everywhere.
-    monkeypatch.setattr(ranking, "COMMON_SHARE", 0.5)
-    monkeypatch.setattr(ranking, "COMMON_MINIMUM", 0)
+    monkeypatch.setattr(candidates, "COMMON_SHARE", 0.5)
+    monkeypatch.setattr(candidates, "COMMON_MINIMUM", 0)
     team = {"n": "platform team", "kind": "team", "is": "the team that runs the platform"}
 
     def note(title: str, body: str, thing: str) -> str:

@@ -223,6 +223,60 @@ def path_edits(paths: list[Path]) -> list[str]:
 # --- the rules, held on the real package ---------------------------------------------------
 
 
+def private_reach(modules: dict[str, Module]) -> list[str]:
+    """Private parts of other projects used: a module, or a name, starting with an
+    underscore imported from a third-party package, and an attribute starting with one
+    (not a dunder) that no module of ours defines, read on anything but self or cls."""
+    ours = _private_names(modules)
+    found = []
+    for module in modules.values():
+        package = module.name.split(".")[0]
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module.split(".")[0] == package:
+                    continue
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                found += [f"{module.name}:{node.lineno} imports {n}" for n in names if _private(n)]
+            elif isinstance(node, ast.Import):
+                found += [
+                    f"{module.name}:{node.lineno} imports {a.name}"
+                    for a in node.names
+                    if a.name.split(".")[0] != package and _private(a.name)
+                ]
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and node.attr not in ours
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                found.append(f"{module.name}:{node.lineno} reads .{node.attr}")
+    return found
+
+
+def _private(dotted: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in dotted.split("."))
+
+
+def _private_names(modules: dict[str, Module]) -> set[str]:
+    """Every underscored name a module of ours defines: functions, classes, attributes and
+    names it assigns."""
+    names: set[str] = set()
+    for module in modules.values():
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.keyword) and node.arg:
+                names.add(node.arg)  # (dataclass fields made by keyword: field(_x=...))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+    return {name for name in names if name.startswith("_")}
+
+
 @pytest.fixture(scope="module")
 def package() -> dict[str, Module]:
     return parse_package(PACKAGE, "vault_tool")
@@ -252,6 +306,10 @@ def test_no_vague_module_or_manager_class(package: dict[str, Module]) -> None:
     assert vague_modules(package) == []
 
 
+def test_no_private_part_of_another_project_is_used(package: dict[str, Module]) -> None:
+    assert private_reach(package) == []
+
+
 def test_nothing_edits_sys_path() -> None:
     files = [
         p
@@ -279,6 +337,14 @@ def _broken_package(tmp_path: Path) -> dict[str, Module]:
         "cli/show.py": "import mcp\n\ndef run(vault):\n    return vault._store.head()\n",
         "ops/__init__.py": "",
         "ops/helpers.py": "import sys\nsys.path.insert(0, '.')\nclass IndexManager: ...\n",
+        # private parts of other projects; one of our own is fine
+        "search/reading.py": (
+            "from whoosh.codec.whoosh3 import _lenfield\nimport jsonschema._utils\n"
+            "from pkg.search import reading\n\n"
+            "class Ours:\n    def __init__(self):\n        self._kept = 1\n\n"
+            "def read(reader, other):\n    return reader._perdoc, other._kept\n"
+        ),
+        "search/__init__.py": "",
     }
     for name, text in files.items():
         (tmp_path / "pkg" / name).parent.mkdir(parents=True, exist_ok=True)
@@ -295,3 +361,9 @@ def test_each_rule_catches_what_it_forbids(tmp_path: Path) -> None:
     assert oversized(broken) == ["pkg.errors: 650 lines"]
     assert vague_modules(broken) == ["pkg.ops.helpers", "pkg.ops.helpers.IndexManager"]
     assert path_edits([tmp_path / "pkg" / "ops" / "helpers.py"]) == ["ops/helpers.py:2"]
+    assert private_reach(broken) == [
+        "pkg.cli.show:4 reads ._store",  # (Vault's own part, not defined in pkg)
+        "pkg.search.reading:1 imports whoosh.codec.whoosh3._lenfield",
+        "pkg.search.reading:2 imports jsonschema._utils",
+        "pkg.search.reading:10 reads ._perdoc",
+    ]

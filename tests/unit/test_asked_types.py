@@ -1,4 +1,4 @@
-"""The kind of memory a question asks for, by its words (search/signals.asked_types), and the
+"""The kind of memory a question asks for, by its words (search/candidates.asked_types), and the
 phrases that only say a query is about now (core/spoken_dates.without_now)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from vault_tool.core.spoken_dates import without_now
 from vault_tool.core.text import query_words
-from vault_tool.search.signals import asked_types
+from vault_tool.search.candidates import asked_types
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 
 from vault_tool.core.text import query_words
 from vault_tool.core.times import query_dates
-from vault_tool.search.signals import feedback_signals, query_similarity, valid_time_match
+from vault_tool.search.features import feedback_signals, query_similarity, valid_time_match
 
 
 def words(text: str) -> frozenset[str]:

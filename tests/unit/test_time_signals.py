@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vault_tool.core.text import query_words
-from vault_tool.search.signals import ended_for_now, made_on
+from vault_tool.search.features import ended_for_now, made_on
 
 ENDED = {
     "subject": "Marek",
@@ -44,7 +44,7 @@ def test_made_on_a_named_day_or_month():
 
 
 def test_a_new_value_is_a_fact_said_again_of_the_same_thing_with_another_object():
-    from vault_tool.search.signals import new_value
+    from vault_tool.search.features import new_value
 
     said = {"subject": "Ben", "predicate": "said", "object": "Ben's setup"}
     zed = [said, {"subject": "Ben", "predicate": "uses_editor", "object": "Zed"}]
@@ -65,7 +65,7 @@ def test_a_new_value_is_a_fact_said_again_of_the_same_thing_with_another_object(
 
 
 def test_said_on_is_the_latest_valid_from_else_the_day_made():
-    from vault_tool.search.signals import said_on
+    from vault_tool.search.features import said_on
 
     facts = [{"valid_from": "2026-08-18"}, {"valid_from": "2026-09-01"}, {}]
     assert said_on({"created": "2026-12-01", "facts": facts}) == "2026-09-01"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +14,9 @@ from vault_tool.cli.output import (
     shown_in_markup,
     vault_options,
 )
+
+if TYPE_CHECKING:
+    from vault_tool.engine.vault import Vault
 
 
 @click.command("list")
@@ -135,7 +138,7 @@ def list_memories(
     emit(page, as_json, render)
 
 
-def _deleted(vault: Any, filters: dict[str, Any]) -> list[dict[str, Any]]:
+def _deleted(vault: Vault, filters: dict[str, Any]) -> list[dict[str, Any]]:
     """Vault.deleted(), narrowed by type and by when each was deleted."""
     from vault_tool.core.times import end_of, parse_time
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tool.core import search_call, stages
 from vault_tool.core.projects import Projects
@@ -17,6 +17,9 @@ from vault_tool.search import bm25, links, listing, postings, ranking, results
 from vault_tool.search.documents import Indexed
 from vault_tool.search.index import Index
 from vault_tool.storage.git import blob_sha
+
+if TYPE_CHECKING:
+    from vault_tool.search.index import Searcher
 
 
 @stages.timed("ranking")
@@ -55,7 +58,7 @@ def warm(index: Index, busy: Callable[[], bool]) -> tuple[int, int]:
     bm25.py's warm), then analyse the notes' titles (links.warm_titles), stopping as
     soon as busy(); how many words and titles."""
 
-    def warmed(searcher: Any) -> tuple[int, int]:
+    def warmed(searcher: Searcher) -> tuple[int, int]:
         postings.warm(searcher, busy)
         words = bm25.warm(searcher, busy)
         return words, links.warm_titles(searcher, busy)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tool.core import stages
 from vault_tool.core.entities import compatible
@@ -28,6 +28,9 @@ from vault_tool.search.hits import Hit
 from vault_tool.search.index import Index
 from vault_tool.search.listing import narrowed
 from vault_tool.search.postings import doc_frequency, docnums_with
+
+if TYPE_CHECKING:
+    from vault_tool.search.index import Searcher
 
 # The search: this many best hits, for a query of the first distinct words of the title and
 # the content (a search costs about its number of words; nearly the same content opens alike).
@@ -169,7 +172,7 @@ def _stating(index: Index, stated: tuple[Stated, ...], project: Scope | None) ->
         return []
     now = datetime.now(UTC)
 
-    def look(searcher: Any) -> list[Candidate]:
+    def look(searcher: Searcher) -> list[Candidate]:
         allow, hidden = narrowed(searcher, Controls(project=project), Query(), now)
         found: dict[int, Candidate] = {}
         for fact in stated:

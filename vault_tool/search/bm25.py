@@ -21,11 +21,14 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from math import log
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from vault_tool.search.postings import columns, doc_frequency, leaf_frequency
+
+if TYPE_CHECKING:
+    from whoosh.searching import Searcher
 
 # BM25's term saturation: Whoosh's 1.2 let a word said often outweigh two words said once
 # (bench/rare_words.py, two seeds: 0.9 found 207 notes of 240 by their rarer words, 1.2
@@ -73,7 +76,7 @@ class Scores:
 
 
 def text_scores(
-    searcher: Any, field_name: str, words: list[str], allow: set | None, hidden: set | None
+    searcher: Searcher, field_name: str, words: list[str], allow: set | None, hidden: set | None
 ) -> Scores:
     """The BM25F score of the words in one field, for every live document that has one of
     them (in allow, if given; not in hidden)."""
@@ -83,7 +86,7 @@ def text_scores(
 
 
 def with_forms(
-    searcher: Any,
+    searcher: Searcher,
     field_name: str,
     scores: Scores,
     forms: dict[str, list[str]],
@@ -103,7 +106,7 @@ def with_forms(
 
 
 def added_within(
-    searcher: Any,
+    searcher: Searcher,
     field_name: str,
     scores: Scores,
     words: list[str],
@@ -117,20 +120,22 @@ def added_within(
     return Scores(scores.values + text_scores(searcher, field_name, words, kept, hidden).values)
 
 
-def holding(searcher: Any, field_name: str, words: list[str]) -> np.ndarray:
+def holding(searcher: Searcher, field_name: str, words: list[str]) -> np.ndarray:
     """docnum -> whether the document holds one of the words in the field."""
     return _summed(searcher, field_name, words) > 0
 
 
 def add_scores(
-    searcher: Any, field_name: str, words: list[str], scores: dict[int, float]
+    searcher: Searcher, field_name: str, words: list[str], scores: dict[int, float]
 ) -> dict[int, float]:
     """scores with the BM25F score of more words added, for those documents only."""
     added = _summed(searcher, field_name, words)
     return {docnum: score + float(added[docnum]) for docnum, score in scores.items()}
 
 
-def top_scored(searcher: Any, scores: Scores | dict[int, float], n: int) -> list[tuple[int, float]]:
+def top_scored(
+    searcher: Searcher, scores: Scores | dict[int, float], n: int
+) -> list[tuple[int, float]]:
     """The n best (docnum, score), best first, equal scores by path.
 
     By path, not by docnum (as Whoosh's collector does): docnums depend on which indexing
@@ -154,13 +159,13 @@ def top_scored(searcher: Any, scores: Scores | dict[int, float], n: int) -> list
     return chosen[:n]
 
 
-def idf(searcher: Any, field_name: str, word: str) -> float:
+def idf(searcher: Searcher, field_name: str, word: str) -> float:
     """Whoosh's idf (WeightingModel.idf), from the kept document frequencies."""
     parent = searcher.get_parent()
     return log(parent.doc_count_all() / (doc_frequency(parent, field_name, word) + 1)) + 1
 
 
-def warm(searcher: Any, busy: Callable[[], bool]) -> int:
+def warm(searcher: Searcher, busy: Callable[[], bool]) -> int:
     """Read the postings of the index's common words (in at least 1 / COMMON_DIVISOR of
     the documents: the costliest to read, and most of a query's first-asked words) before
     a query asks, one word at a time, stopping as soon as busy() (a call came in); how
@@ -196,7 +201,7 @@ class _Postings:
         self.docnums, self.tfs, self.lengths, self.deleted = docnums, tfs, lengths, deleted
 
 
-def _summed(searcher: Any, field_name: str, words: list[str]) -> np.ndarray:
+def _summed(searcher: Searcher, field_name: str, words: list[str]) -> np.ndarray:
     """docnum -> the sum of the words' BM25F scores (deleted documents' too)."""
     reader = searcher.reader()
     values = np.zeros(reader.doc_count_all())
@@ -214,7 +219,9 @@ def _summed(searcher: Any, field_name: str, words: list[str]) -> np.ndarray:
     return values
 
 
-def _only_allowed(searcher: Any, values: np.ndarray, allow: set | None, hidden: set | None) -> None:
+def _only_allowed(
+    searcher: Searcher, values: np.ndarray, allow: set | None, hidden: set | None
+) -> None:
     """Zero, in place, the scores of deleted documents, those not in allow, those hidden."""
     for leaf, offset in searcher.reader().leaf_readers():
         if leaf.has_deletions():

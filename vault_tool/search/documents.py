@@ -100,7 +100,7 @@ def whoosh_schema() -> Any:
         changed_ts=fields.NUMERIC(int, bits=64, signed=True, shift_step=16),
         expires_ts=fields.NUMERIC(int, bits=64, signed=True, stored=True, shift_step=16),
         pinned=fields.BOOLEAN(stored=True),
-        # Indexed too: the memories of one commit are one batch (search/context.py).
+        # Indexed too: the memories of one commit are one batch (search/candidates.py).
         version_id=fields.ID(stored=True),
         blob=fields.ID(stored=True, sortable=True),
         mtime_ns=_column_number(),
@@ -193,7 +193,7 @@ def document_for(
         "size": size,
         "mentions": [[e.n, e.kind, e.gloss] for e in memory.entities],
         # What ranking reads of every candidate, beside its mentions (one unpickling): the
-        # day it was made, its facts, and its commit (its batch: search/context.py).
+        # day it was made, its facts, and its commit (its batch: search/candidates.py).
         "times": {
             "created": created[:10],
             "type": memory.memory_type,

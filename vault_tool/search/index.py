@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vault_tool.errors import VaultBusy, VaultError
 from vault_tool.search.disk import read_toc
@@ -30,6 +30,9 @@ from vault_tool.search.documents import INDEX_SCHEMA_VERSION, whoosh_schema
 from vault_tool.search.lookups import Lookups
 from vault_tool.search.readers import sees_what_writer_sees
 from vault_tool.search.recent import IDLE_SECONDS, PAUSE_SECONDS, Recent, Recorder, journals
+
+if TYPE_CHECKING:
+    from whoosh.searching import Searcher
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,7 +62,7 @@ class Index(Lookups):
         self.dir = root / ".vault" / "index"
         self._create_lock = root / ".vault" / "run" / "index-create.lock"
         self._ix: Any = None
-        self._searcher: Any = None  # of the segments on disk
+        self._searcher: Searcher = None  # of the segments on disk
         self._searcher_made: tuple[int, int] | None = None  # of which making (_made)
         self._recent = Recent(self.dir)
         self._guard = threading.RLock()
@@ -285,7 +288,7 @@ class Index(Lookups):
             pass
 
     @contextlib.contextmanager
-    def searcher(self) -> Iterator[Any]:
+    def searcher(self) -> Iterator[Searcher]:
         """A searcher that sees the latest commit (leaving out what cannot be read)."""
         from vault_tool.search import disk
         from vault_tool.search.readers import reopen
@@ -310,7 +313,7 @@ class Index(Lookups):
                     "memory), or run `vault-tool reindex`",
                 ) from None
 
-    def read(self, answer: Callable[[Any], T]) -> T:
+    def read(self, answer: Callable[[Searcher], T]) -> T:
         """answer(searcher), over what can be read: a read that fails on damaged files is
         asked again of the segments that still open (damage the first open did not see),
         then of an empty index."""
@@ -351,7 +354,7 @@ class Index(Lookups):
         """
         from vault_tool.search.disk import DroppedWriter
 
-        def absent(searcher: Any) -> set[str]:
+        def absent(searcher: Searcher) -> set[str]:
             if searcher.doc_count() == 0:
                 return set(paths)
             return {p for p in paths if searcher.document_number(path=p) is None}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tool.core import links
 from vault_tool.core.links import Link
@@ -22,6 +22,9 @@ from vault_tool.core.memory import Memory
 from vault_tool.core.text import gloss_words
 from vault_tool.search import postings, stored
 from vault_tool.search.postings import docnums_with, per_reader
+
+if TYPE_CHECKING:
+    from whoosh.searching import Searcher
 
 # The tokenizer of the name fields: a name may hold spaces and commas, never a line break.
 ONE_PER_LINE = re.compile(r"[^\n]+")
@@ -49,7 +52,7 @@ def index_fields(memory: Memory, path: str) -> dict[str, Any]:
     }
 
 
-def of_note(searcher: Any, path: str) -> dict[str, Any]:
+def of_note(searcher: Searcher, path: str) -> dict[str, Any]:
     """A note's outgoing links (each resolved, or not) and the notes that link to it."""
     docnum = searcher.document_number(path=path)
     if docnum is None:
@@ -70,7 +73,7 @@ def of_note(searcher: Any, path: str) -> dict[str, Any]:
     }
 
 
-def backlinks(searcher: Any, docnum: int) -> list[int]:
+def backlinks(searcher: Searcher, docnum: int) -> list[int]:
     """Docnums of the notes with a link that resolves to this one (itself left out).
 
     Term queries on `link_keys` for each name of the note. A link by a name that finds
@@ -111,7 +114,7 @@ def backlinks(searcher: Any, docnum: int) -> list[int]:
 
 
 def title_bonus(
-    searcher: Any,
+    searcher: Searcher,
     words: list[str],
     allowed: Callable[[int], bool],
     hits: dict[int, Any],
@@ -146,7 +149,7 @@ def title_bonus(
     return bonus
 
 
-def warm_titles(searcher: Any, busy: Callable[[], bool]) -> int:
+def warm_titles(searcher: Searcher, busy: Callable[[], bool]) -> int:
     """Analyse the words of the notes' titles before the queries that compare them: a
     first-asked query compares ~15 (title_bonus), and each word never seen before costs
     ~25 us to stem. The analysed titles are kept across index generations (core/text.py),
@@ -172,7 +175,7 @@ def _any_links(reader: Any) -> bool:
     )
 
 
-def unresolved(searcher: Any) -> Iterator[tuple[str, str]]:
+def unresolved(searcher: Searcher) -> Iterator[tuple[str, str]]:
     """(path, link as written) of every link that names no note (attachments left out)."""
     lookup = _lookup(searcher)
     reader = searcher.reader()
@@ -184,12 +187,12 @@ def unresolved(searcher: Any) -> Iterator[tuple[str, str]]:
                 yield fields["path"], link.text
 
 
-def paths_named(searcher: Any, name: str) -> list[str]:
+def paths_named(searcher: Searcher, name: str) -> list[str]:
     """The paths of the notes a prefixed name (core/links.py's keys) finds."""
     return _lookup(searcher)(name)
 
 
-def _lookup(searcher: Any) -> Callable[[str], list[str]]:
+def _lookup(searcher: Searcher) -> Callable[[str], list[str]]:
     """prefixed key -> paths of the notes with that name, remembered per reader."""
     cache = per_reader(searcher.reader(), "link_lookup", dict)
 
@@ -201,20 +204,20 @@ def _lookup(searcher: Any) -> Callable[[str], list[str]]:
     return lookup
 
 
-def _note(searcher: Any, path: str) -> dict[str, str]:
+def _note(searcher: Searcher, path: str) -> dict[str, str]:
     fields = _stored(searcher, searcher.document_number(path=path))
     return {"memory_id": fields["memory_id"], "title": fields["title"], "path": path}
 
 
-def _links(searcher: Any, docnum: int) -> list[Link]:
+def _links(searcher: Searcher, docnum: int) -> list[Link]:
     return [Link.from_stored(row) for row in _stored(searcher, docnum).get("links") or ()]
 
 
-def _path(searcher: Any, docnum: int) -> str:
+def _path(searcher: Searcher, docnum: int) -> str:
     return postings.columns(searcher)["path"][docnum]
 
 
-def _stored(searcher: Any, docnum: int) -> dict[str, Any]:
+def _stored(searcher: Searcher, docnum: int) -> dict[str, Any]:
     """The fields links need of a document (path, id, title, names, links), per reader."""
     cache = per_reader(searcher.reader(), "link_fields", dict)
     if docnum not in cache:
@@ -225,7 +228,7 @@ def _stored(searcher: Any, docnum: int) -> dict[str, Any]:
     return cache[docnum]
 
 
-def linking_to(searcher: Any, path: str, title: str, aliases: list[str]) -> list[str]:
+def linking_to(searcher: Searcher, path: str, title: str, aliases: list[str]) -> list[str]:
     """Paths of the notes with a link that named the note at path, now that no note there
     answers to it: a deleted note's links left broken. (A name another note still has
     finds that one, and is left out.)"""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tool.core.projects import UNDECLARED, Scope
 from vault_tool.core.query import Query, holds_phrase, word_sequence
@@ -23,9 +23,12 @@ from vault_tool.core.times import end_of, parse_time
 from vault_tool.search import stored
 from vault_tool.search.postings import columns, docnums_with, per_reader
 
+if TYPE_CHECKING:
+    from whoosh.searching import Searcher
+
 
 def narrowed(
-    searcher: Any, controls: Controls, query: Query, now: datetime
+    searcher: Searcher, controls: Controls, query: Query, now: datetime
 ) -> tuple[set | None, set | None]:
     """(allowed docnums or None for all, hidden docnums or None for none)."""
     from whoosh import query as q
@@ -79,7 +82,7 @@ def _of_project(scope: Scope) -> Any:
     return q.Or(either)
 
 
-def holding_phrases(searcher: Any, phrases: tuple[str, ...], allow: set | None) -> set[int]:
+def holding_phrases(searcher: Searcher, phrases: tuple[str, ...], allow: set | None) -> set[int]:
     """Docnums (of allow, if given) whose title or content holds every phrase."""
     wanted = [word_sequence(phrase) for phrase in phrases]
     candidates = _holding_words(searcher, [w for p in wanted for w in p], allow)
@@ -96,7 +99,7 @@ def holding_phrases(searcher: Any, phrases: tuple[str, ...], allow: set | None) 
     return found
 
 
-def _holding_words(searcher: Any, words: list[str], allow: set | None) -> set[int]:
+def _holding_words(searcher: Searcher, words: list[str], allow: set | None) -> set[int]:
     """Docnums (of allow, if given) that hold every one of the analysed words."""
     held = None if allow is None else set(allow)
     for word in dict.fromkeys(words):
@@ -108,7 +111,7 @@ def _holding_words(searcher: Any, words: list[str], allow: set | None) -> set[in
 
 
 def newest(
-    searcher: Any,
+    searcher: Searcher,
     allow: set | None,
     hidden: set | None,
     offset: int,
@@ -130,7 +133,7 @@ def newest(
     return page[offset:], len(chosen)
 
 
-def entries(searcher: Any, docnums: list[int]) -> list[dict[str, Any]]:
+def entries(searcher: Searcher, docnums: list[int]) -> list[dict[str, Any]]:
     """What `vault-tool list` shows of each memory: id, version, type, title, path, tags and
     dates."""
     shown = []
@@ -153,7 +156,7 @@ def entries(searcher: Any, docnums: list[int]) -> list[dict[str, Any]]:
 
 
 def listed(
-    searcher: Any, controls: Controls, now: datetime, *, offset: int, limit: int
+    searcher: Searcher, controls: Controls, now: datetime, *, offset: int, limit: int
 ) -> tuple[list[dict[str, Any]], int]:
     """The memories the filters leave, newest first (limit of them from offset), and how
     many there are: dismissed and expired ones left out, as search leaves them out."""
@@ -165,7 +168,7 @@ def listed(
 
 
 def around(
-    searcher: Any, path: str, before: int, after: int, now: datetime
+    searcher: Searcher, path: str, before: int, after: int, now: datetime
 ) -> tuple[list[dict[str, Any]], int, int]:
     """The memories around the one at path, oldest first by updated (equal times by path):
     before of them, it, after of them; and how many more are earlier and later. Dismissed
@@ -186,7 +189,7 @@ def around(
 
 
 def session_parts(
-    searcher: Any,
+    searcher: Searcher,
     now: datetime,
     since: int,
     limit: int,
@@ -228,7 +231,7 @@ def session_parts(
     return shown
 
 
-def _updated(searcher: Any) -> dict[int, int]:
+def _updated(searcher: Searcher) -> dict[int, int]:
     """docnum -> updated (epoch seconds) of every document, read once per index generation
     from the numeric field's full-precision terms (the field has no column)."""
     reader = searcher.reader()

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vault_tool.errors import NotFound, VaultBusy
 from vault_tool.search.documents import Indexed
 from vault_tool.search.stored import expiring_query
+
+if TYPE_CHECKING:
+    from whoosh.searching import Searcher
 
 T = TypeVar("T")
 
@@ -84,7 +87,7 @@ class Lookups:
         return self.read(lambda searcher: searcher.doc_count())
 
 
-def _states(searcher: Any) -> dict[str, tuple[int, int, str]]:
+def _states(searcher: Searcher) -> dict[str, tuple[int, int, str]]:
     reader = searcher.reader()
     if reader.doc_count_all() == 0:
         return {}  # (an empty index's reader has no columns)

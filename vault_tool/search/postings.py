@@ -11,7 +11,10 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from whoosh.searching import Searcher
 
 # Words whose count in one segment is kept (per segment reader) before the counts are dropped.
 _FREQUENCIES_KEPT = 50_000
@@ -38,7 +41,7 @@ def per_reader(reader: Any, name: str, make: Callable[[], Any]) -> Any:
     return kept[name]
 
 
-def docnums_with(searcher: Any, field_name: str, text: str) -> list[int]:
+def docnums_with(searcher: Searcher, field_name: str, text: str) -> list[int]:
     """Docnums (live documents only) that have text in the field, in docnum order.
 
     Plain postings, not a scored search: a scored search costs ~0.7 ms each.
@@ -48,7 +51,7 @@ def docnums_with(searcher: Any, field_name: str, text: str) -> list[int]:
     return list(searcher.reader().postings(field_name, text).all_ids())
 
 
-def columns(searcher: Any) -> dict[str, list[Any]]:
+def columns(searcher: Searcher) -> dict[str, list[Any]]:
     """docnum -> memory_id and path, as lists, per reader (an index generation).
 
     Built from each segment's values, read whole once and kept per segment (a segment never
@@ -68,7 +71,7 @@ def columns(searcher: Any) -> dict[str, list[Any]]:
     return per_reader(reader, "columns", joined)
 
 
-def warm(searcher: Any, busy: Callable[[], bool]) -> None:
+def warm(searcher: Searcher, busy: Callable[[], bool]) -> None:
     """Read what every ranked query reads first, before one asks: the id and path columns,
     then each segment's words of the fields kept as sets (at 100,000 notes, ~150 ms of a
     first search), the sets stopping as soon as busy() (a call came in)."""
@@ -88,7 +91,7 @@ def _column_values(leaf: Any, name: str) -> list[Any]:
     return values + [None] * (size - len(values))
 
 
-def doc_frequency(searcher: Any, field_name: str, word: str) -> int:
+def doc_frequency(searcher: Searcher, field_name: str, word: str) -> int:
     """How many documents hold word in the field (deleted ones too, as Whoosh counts), kept
     per reader, from each segment's count (kept per segment: Whoosh looks the word up in
     every segment on each call, and a write makes a new reader of mostly the same ones)."""

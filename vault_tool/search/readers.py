@@ -13,9 +13,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tool.search.disk import read_toc
+
+if TYPE_CHECKING:
+    from whoosh.searching import Searcher
 
 # Opens of a segment raced by a merge that removes its files.
 TOC_ATTEMPTS = 10
@@ -99,7 +102,7 @@ def _said(problem: BaseException) -> str:
     return f"{type(problem).__name__}: {problem}"[:200]
 
 
-def sees_what_writer_sees(searcher: Any, writer: Any) -> bool:
+def sees_what_writer_sees(searcher: Searcher, writer: Any) -> bool:
     """Whether searcher reads the segments writer writes to, with the same deletions (then
     its document numbers are the writer's)."""
     ours = [segment_state(leaf.segment()) for leaf, _ in searcher.reader().leaf_readers()]

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tool.search import postings
 from vault_tool.search.postings import per_reader
+
+if TYPE_CHECKING:
+    from whoosh.searching import Searcher
 
 
 class Stored(dict):
@@ -21,7 +24,7 @@ class Stored(dict):
     needs for every candidate (id, path, pinned, mentions) is asked for."""
 
     @classmethod
-    def of(cls, searcher: Any, docnum: int) -> Stored:
+    def of(cls, searcher: Searcher, docnum: int) -> Stored:
         """The cheap fields of a document now, the others on first use."""
         columns = postings.columns(searcher)
         stored = cls(
@@ -51,17 +54,17 @@ class Stored(dict):
         return super().get(key, default)
 
 
-def mentions(searcher: Any, docnum: int) -> list[list[str]]:
+def mentions(searcher: Searcher, docnum: int) -> list[list[str]]:
     """A document's entity mentions, read once per reader (an index generation)."""
     return _ranked_fields(searcher, docnum)[0]
 
 
-def times(searcher: Any, docnum: int) -> dict[str, Any]:
+def times(searcher: Searcher, docnum: int) -> dict[str, Any]:
     """A document's day of making and its facts (documents.py)."""
     return _ranked_fields(searcher, docnum)[1]
 
 
-def _ranked_fields(searcher: Any, docnum: int) -> tuple[list[list[str]], dict[str, Any]]:
+def _ranked_fields(searcher: Searcher, docnum: int) -> tuple[list[list[str]], dict[str, Any]]:
     """The stored fields ranking reads of every candidate, from one read per reader."""
     cache = per_reader(searcher.reader(), "ranked fields", dict)
     if docnum not in cache:
@@ -70,7 +73,7 @@ def _ranked_fields(searcher: Any, docnum: int) -> tuple[list[list[str]], dict[st
     return cache[docnum]
 
 
-def fields(searcher: Any, docnum: int) -> dict[str, Any]:
+def fields(searcher: Searcher, docnum: int) -> dict[str, Any]:
     """A document's stored fields (not to be changed), read once per reader: ranking, links
     and the hits returned read the same candidates' fields, ~30 us an unpickling each."""
     cache = per_reader(searcher.reader(), "stored fields", dict)
@@ -87,18 +90,18 @@ _NO_TIMES: dict[str, Any] = {"created": "", "facts": []}
 FIELDS_KEPT = 512
 
 
-def pinned(searcher: Any) -> frozenset[int]:
+def pinned(searcher: Searcher) -> frozenset[int]:
     """Docnums of pinned memories, per reader."""
     return per_reader(searcher.reader(), "pinned", partial(_pinned, searcher))
 
 
-def _pinned(searcher: Any) -> frozenset[int]:
+def _pinned(searcher: Searcher) -> frozenset[int]:
     from whoosh import query as q
 
     return frozenset(searcher.docs_for_query(q.Term("pinned", True)))
 
 
-def hidden_parts(searcher: Any) -> tuple[set[int], list[tuple[int, int]]]:
+def hidden_parts(searcher: Searcher) -> tuple[set[int], list[tuple[int, int]]]:
     """Dismissed docnums, and (docnum, expiry) of memories that expire: read per segment
     and put together per reader. (A range query over expiries costs ~50 ms at 10k, and a
     write makes a new reader; its segments but the new one are the old ones, which never
@@ -124,7 +127,7 @@ def expiring_query(until: int | None = None) -> Any:
     return q.Or([q.NumericRange("expires_ts", None, -1), q.NumericRange("expires_ts", 1, until)])
 
 
-def _hidden_in(searcher: Any) -> tuple[list[int], list[tuple[int, int]]]:
+def _hidden_in(searcher: Searcher) -> tuple[list[int], list[tuple[int, int]]]:
     from whoosh import query as q
 
     dismissed = list(searcher.docs_for_query(q.Term("status", "dismissed")))
@@ -135,7 +138,7 @@ def _hidden_in(searcher: Any) -> tuple[list[int], list[tuple[int, int]]]:
     return dismissed, expiring
 
 
-def replacing(searcher: Any, memory_id: str) -> list[int]:
+def replacing(searcher: Searcher, memory_id: str) -> list[int]:
     """Docnums of the memories that list memory_id in supersedes, kept per reader.
 
     Plain postings, remembered: following whole chains looks up several per hit, and the
@@ -147,7 +150,7 @@ def replacing(searcher: Any, memory_id: str) -> list[int]:
     return cache[memory_id]
 
 
-def mentioning(searcher: Any, entity_key: str) -> list[int]:
+def mentioning(searcher: Searcher, entity_key: str) -> list[int]:
     """Docnums of the memories that mention an entity (its `name|kind` key), kept per
     reader: the entity bonus looks up the same few entities query after query."""
     cache = per_reader(searcher.reader(), "mentioning", dict)
@@ -156,7 +159,7 @@ def mentioning(searcher: Any, entity_key: str) -> list[int]:
     return cache[entity_key]
 
 
-def superseded_ids(searcher: Any) -> frozenset[str]:
+def superseded_ids(searcher: Searcher) -> frozenset[str]:
     """Ids that some memory lists in supersedes (cached per index generation)."""
     return per_reader(
         searcher.reader(),
@@ -168,7 +171,7 @@ def superseded_ids(searcher: Any) -> frozenset[str]:
     )
 
 
-def facts_of_subjects(searcher: Any, names: set[str]) -> list[tuple[str, str, dict[str, Any]]]:
+def facts_of_subjects(searcher: Searcher, names: set[str]) -> list[tuple[str, str, dict[str, Any]]]:
     """(memory_id, path, semantic delta) of every memory that declares an entity with one of
     these names (normalised, as entity_keys holds them: `name|kind`), whatever its kind."""
     keys = per_reader(searcher.reader(), "entity_keys_by_name", lambda: _keys_by_name(searcher))
@@ -184,7 +187,7 @@ def facts_of_subjects(searcher: Any, names: set[str]) -> list[tuple[str, str, di
     return found
 
 
-def _keys_by_name(searcher: Any) -> dict[str, list[str]]:
+def _keys_by_name(searcher: Searcher) -> dict[str, list[str]]:
     """name -> its `name|kind` keys, from one read of the lexicon (a prefix lookup a name
     costs ~2 ms at 10k memories; a session asks of hundreds)."""
     found: dict[str, list[str]] = {}

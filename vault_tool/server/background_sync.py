@@ -20,10 +20,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from vault_tool.core.printable import escape
 from vault_tool.errors import InvalidInput, VaultError
+
+if TYPE_CHECKING:
+    from vault_tool.engine.vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +39,7 @@ class BackgroundSync:
 
     def __init__(
         self,
-        vault: Any,
+        vault: Vault,
         leading: threading.Event,
         every: float,
         *,

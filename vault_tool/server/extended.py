@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tool.core import schema
 from vault_tool.errors import InvalidInput, NotFound
 from vault_tool.server import render, render_rules
+
+if TYPE_CHECKING:
+    from vault_tool.engine.vault import Vault
 
 SESSION_CONTEXT = "session_context"
 READ = "read"
@@ -59,7 +62,7 @@ class Extra:
     answer: Callable[[Any, dict[str, Any], str], dict[str, Any]]
     text: Callable[[dict[str, Any]], str]
 
-    def call(self, vault: Any, arguments: Any, client: str) -> dict[str, Any]:
+    def call(self, vault: Vault, arguments: Any, client: str) -> dict[str, Any]:
         """Check the arguments against schema/<name>.input.schema.json, then answer."""
         if not isinstance(arguments, dict):
             raise InvalidInput("arguments: must be an object", hint="send the tool's fields")
@@ -69,7 +72,7 @@ class Extra:
         return self.answer(vault, arguments, client)
 
 
-def _read(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+def _read(vault: Vault, args: dict[str, Any], client: str) -> dict[str, Any]:
     memories, unknown = [], []
     for memory_id in args["memory_ids"]:
         try:
@@ -79,7 +82,7 @@ def _read(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
     return {"memories": memories, "unknown": unknown}
 
 
-def _timeline(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+def _timeline(vault: Vault, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.views.timeline(
         args.get("memory_id"),
         args.get("query"),
@@ -89,7 +92,7 @@ def _timeline(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
     )
 
 
-def _session_context(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+def _session_context(vault: Vault, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.views.session_context(
         project=args.get("project", vault.project),
         max_chars=args.get("max_chars", 8000),
@@ -98,7 +101,7 @@ def _session_context(vault: Any, args: dict[str, Any], client: str) -> dict[str,
     )
 
 
-def _fact_history(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+def _fact_history(vault: Vault, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.views.facts(
         args["subject"],
         predicate=args.get("predicate"),
@@ -109,7 +112,7 @@ def _fact_history(vault: Any, args: dict[str, Any], client: str) -> dict[str, An
     )
 
 
-def _add_rule(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+def _add_rule(vault: Vault, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.rules.add(
         args["then"],
         when=args.get("when"),
@@ -120,21 +123,21 @@ def _add_rule(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
     )
 
 
-def _list_rules(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+def _list_rules(vault: Vault, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.rules.listing(
         args.get("project"), limit=args.get("limit", 50), offset=args.get("offset", 0)
     )
 
 
-def _confirm_rule(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+def _confirm_rule(vault: Vault, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.rules.confirm(args["id"], client=client)
 
 
-def _state_read(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+def _state_read(vault: Vault, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.work_state.read(args["name"], args.get("project"))
 
 
-def _state_write(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+def _state_write(vault: Vault, args: dict[str, Any], client: str) -> dict[str, Any]:
     return vault.work_state.write(
         args["name"],
         args["items"],
@@ -147,7 +150,7 @@ def _state_write(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any
 def _status(status: str, done: str) -> Callable[[Any, dict[str, Any], str], dict[str, Any]]:
     """The call that sets a memory's status (one commit, the reason in its message)."""
 
-    def answer(vault: Any, args: dict[str, Any], client: str) -> dict[str, Any]:
+    def answer(vault: Vault, args: dict[str, Any], client: str) -> dict[str, Any]:
         memory_id, reason = args["memory_id"], args.get("reason")
         changed = vault.set_status(memory_id, status, reason=reason, client=client)
         doc = vault.find(memory_id)

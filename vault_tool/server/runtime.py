@@ -14,13 +14,16 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tool.core import calls, stages
 from vault_tool.core.access import Access
 from vault_tool.errors import VaultBusy, VaultError, VaultUnavailable
 from vault_tool.server import tools
 from vault_tool.server.shared_log import RedactingFormatter, SharedRotatingFileHandler
+
+if TYPE_CHECKING:
+    from vault_tool.engine.vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +109,7 @@ class Runtime:
         self.transport = transport
         self.profile = profile  # which tools it offers (tools.tool_specs)
         self.project = project  # the one it works in, if chosen (`serve --project`)
-        self.vault: Any = None
+        self.vault: Vault = None
         self.watcher: Any = None
         self.syncer: Any = None
         self.embedder: Any = None  # (engine/meaning.py: only with [search] semantic on)

@@ -15,10 +15,13 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tool.errors import VaultError
 from vault_tool.server import extended, render, schemas
+
+if TYPE_CHECKING:
+    from vault_tool.engine.vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +145,7 @@ def spec(name: str, profile: str = "core") -> ToolSpec:
 
 
 def run_tool(
-    vault: Any,
+    vault: Vault,
     name: str,
     arguments: dict[str, Any] | None,
     *,
@@ -165,7 +168,7 @@ def run_tool(
 
 
 def _outcome(
-    vault: Any,
+    vault: Vault,
     name: str,
     args: Any,
     client: str,
