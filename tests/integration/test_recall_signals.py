@@ -275,6 +275,21 @@ def test_a_reply_is_found_by_the_words_of_the_turn_it_answers(vault):
     reply = made["results"][1]["memory_id"]
     hits = vault.search({"query": "How often does Ana take the dog to the park?"})["selected_hits"]
     assert reply in [h["memory_id"] for h in hits[:2]]
+    # An answer two items after the question (a word of its own between): it borrows too.
+    later = vault.remember(
+        {
+            "mode": "create",
+            "items": [
+                item("Ben", "Are you still going to the climbing gym?"),
+                item("Ana", "Oh, good question!"),
+                item("Ana", "Twice a month now, on Sundays."),
+                item("Ben", "Cool."),
+            ],
+        }
+    )
+    answer = later["results"][2]["memory_id"]
+    asked = {"query": "how often does Ana go to the climbing gym", "top_k": 3}
+    assert answer in [h["memory_id"] for h in vault.search(asked)["selected_hits"]]
 
 
 def test_ids_minted_one_after_another_sort_in_that_order():
