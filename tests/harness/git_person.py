@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import threading
 import time
@@ -34,6 +35,9 @@ from tests.harness.git_hand import (
     raced_a_commit,
     raced_a_write,
 )
+
+# git clean's stop on a vault write's temporary file that was renamed away meanwhile.
+_RENAMED_AWAY = re.compile(r"^fatal: Cannot lstat '[^']*\.vault-tmp-[^']*': No such file")
 
 ACTIONS = ("stash", "merge", "checkout", "rebase", "merge_abort", "clean", "stop_leader")
 TAKEOVER_TIMEOUT = 20.0  # a bound on a wait, not a speed
@@ -305,13 +309,19 @@ class GitPerson(Hands):
                     self.shared.hand.pop(path, None)
         self.salvaged_log_problems += consistency.server_log_errors(self.vault)
         with self.shared.window(name, busy_ok=False):
-            done = self.git("clean", "-xfd", check=False)
-            self.count("git_cleans")
-            said = (done.stdout + done.stderr).splitlines()
             # A folder the vault recreated while git emptied it, or a file it removed while
             # git listed the folder: git warns about that path and goes on (its reason may
-            # come on a line of its own, ": No such file or directory").
+            # come on a line of its own, ": No such file or directory"). A write's temporary
+            # file renamed into place between git's listing and its lstat makes git stop
+            # ("fatal: Cannot lstat '....vault-tmp-...'"); the person runs it again.
             benign = ("Removing ", "warning: ", ": ")
+            for _ in range(5):
+                done = self.git("clean", "-xfd", check=False)
+                said = (done.stdout + done.stderr).splitlines()
+                if not (done.returncode and any(_RENAMED_AWAY.search(line) for line in said)):
+                    break
+                self.count("git_clean_reruns")
+            self.count("git_cleans")
             unexpected = [line for line in said if line.strip() and not line.startswith(benign)]
             if done.returncode != 0 and unexpected:
                 raise RuntimeError(f"{name}: git clean -xfd failed: {unexpected[:3]}")
