@@ -13,6 +13,7 @@ import pytest
 
 from tests.helpers import eventually, git
 from vault_tool.engine.vault import Vault
+from vault_tool.errors import VaultError
 from vault_tool.watcher import Watcher
 
 NOTE = "---\nmemory_type: note\ntitle: {title}\n---\n# {title}\n\n{body}\n"
@@ -109,4 +110,14 @@ def test_a_rename_that_rewrites_links_is_one_commit_under_the_watcher(watched, v
     eventually(lambda: git(vault_path, "status", "--porcelain") == "")
     assert _count(vault_path) == before + 1
     assert git(vault_path, "log", "-1", "--format=%s") == "Hand edit 13 memories"
-    assert watched.read("notes/firebird")["version_id"] == git(vault_path, "rev-parse", "HEAD")
+    # A hand edit is committed, then indexed: the index follows HEAD by a moment.
+    head = git(vault_path, "rev-parse", "HEAD")
+    eventually(lambda: _read_or_none(watched, "notes/firebird") is not None)
+    assert watched.read("notes/firebird")["version_id"] == head
+
+
+def _read_or_none(vault: Vault, memory_id: str) -> dict | None:
+    try:
+        return vault.read(memory_id)
+    except VaultError:  # (NotFound, or VaultBusy while it is taken in)
+        return None

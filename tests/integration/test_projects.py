@@ -144,3 +144,18 @@ def test_a_create_is_compared_with_its_own_projects_memories_only(vault_path: Pa
     assert "project: shop\n" in (vault_path / shop["path"]).read_text()
     assert (again["status"], again["memory_id"]) == ("unchanged", shop["memory_id"])
     assert [s["memory_id"] for s in near["similar"]] == [shop["memory_id"]]
+
+
+def test_a_project_search_sees_what_was_written_to_it_since_the_last_one(vault: Vault) -> None:
+    """A project's memories are kept per index generation: a write makes a new one."""
+
+    def titles() -> list[str]:
+        hits = vault.search({"query": "Ana owns", "project": "shop"})["selected_hits"]
+        return sorted(h["title"] for h in hits)
+
+    for n, title in enumerate(["Ana owns the billing service", "Ana owns the cart"]):
+        made = create_args(title)
+        made["semantic_delta"]["project"] = "shop"
+        vault.remember(made)
+        vault.remember(create_args(f"Ana owns the blog engine {n}"))  # (another project)
+        assert titles() == sorted(["Ana owns the billing service", "Ana owns the cart"][: n + 1])

@@ -56,9 +56,8 @@ def test_new_file_and_hand_edit_become_searchable_and_committed(watched, vault_p
     assert titles(watched, "cube droppings") == []
     eventually(lambda: git(vault_path, "status", "--porcelain") == "")
     assert git(vault_path, "log", "-1", "--format=%B").endswith("Client: hand-edit")
-    assert watched.search({"memory_id": "notes/wombat"})["version_id"] == git(
-        vault_path, "rev-parse", "HEAD"
-    )
+    head = git(vault_path, "rev-parse", "HEAD")  # (committed, then indexed: a moment after)
+    eventually(lambda: watched.search({"memory_id": "notes/wombat"})["version_id"] == head)
 
 
 def test_delete_and_move_are_taken_in(watched, vault_path):

@@ -43,8 +43,6 @@ def narrowed(
         required.append(q.Or([q.Term("memory_type", t) for t in types]))
     tags = dict.fromkeys([*(t.lower() for t in controls.tags), *query.tags])
     required.extend(q.Term("tags", t) for t in tags)
-    if controls.project is not None:
-        required.append(_of_project(controls.project))
     if controls.since or controls.until:
         start = int(parse_time(controls.since).timestamp()) if controls.since else None
         end = int(end_of(controls.until).timestamp()) if controls.until else None
@@ -52,6 +50,9 @@ def narrowed(
         # that as it was (search/documents.py's changed_ts).
         required.append(q.NumericRange("changed_ts", start, end))
     allow = set(searcher.docs_for_query(q.And(required))) if required else None
+    if controls.project is not None:
+        of_project = _of_project_docnums(searcher, controls.project)
+        allow = set(of_project) if allow is None else allow & of_project
     if query.phrases:
         allow = holding_phrases(searcher, query.phrases, allow)
     dismissed, expiring = stored.hidden_parts(searcher)
@@ -65,6 +66,16 @@ def narrowed(
     # Plain sets: Whoosh tests a filter's truth once per document, and a BitSet's truth
     # test scans every byte of it.
     return allow, hidden or None
+
+
+def _of_project_docnums(searcher: Searcher, scope: Scope) -> frozenset[int]:
+    """The docnums of one project's memories, kept per reader: every search and every check
+    of a new memory for one it repeats asks for them (a batch of 20, 40 times), and a walk
+    of a large project's postings costs milliseconds."""
+    kept = per_reader(searcher.reader(), "of project", dict)
+    if scope not in kept:
+        kept[scope] = frozenset(searcher.docs_for_query(_of_project(scope)))
+    return kept[scope]
 
 
 def _of_project(scope: Scope) -> Any:
