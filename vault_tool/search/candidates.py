@@ -165,7 +165,8 @@ def gather(
     top = best_by_text(searcher, scores, dropped, pool)
     # Whether the vault holds anything the query is about, whatever the filters: a note the
     # filters leave may be found by its link to one they leave out.
-    best = top if allow is None else _best_unfiltered(searcher, asked.words, hidden, pool).items()
+    unfiltered = None if allow is None else _best_unfiltered(searcher, asked.words, hidden, pool)
+    best = top if unfiltered is None else unfiltered.items()
     if not _relevant(searcher, asked.about, asked.forms, [docnum for docnum, _ in best]):
         return None
     found = Candidates(
@@ -185,9 +186,7 @@ def gather(
         asked.words,
         lambda d: _allowed(d, allow, hidden),
         found.hits,
-        lambda: (
-            found.hits if allow is None else _best_unfiltered(searcher, asked.words, hidden, pool)
-        ),
+        lambda: found.hits if unfiltered is None else unfiltered,
     )
     for docnum, strength in linked.items():
         bonuses[docnum] = max(bonuses.get(docnum, 0.0), strength)
